@@ -1,0 +1,1 @@
+//! The JVMTI agent (filled by the agent and sampler issue).

@@ -1,0 +1,63 @@
+//! Collapsed stacks: one line per context with self weight,
+//! `root-most;...;leaf value`, the input of flame graph tools.
+
+use std::fmt::Write as _;
+
+use crate::error::{PcctError, Result};
+use crate::method::MethodTable;
+use crate::slot::NodeId;
+use crate::tree::Pcct;
+use crate::weight::Metric;
+
+/// Frame names never contain the separator: `;` becomes `:`.
+fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
+    methods.display_name(tree.method(node)).replace(';', ":")
+}
+
+/// Writes every context whose self weight in `metric` is positive. Call
+/// sites are not part of the text, so two contexts that differ only in a
+/// call site produce two lines with the same frames.
+pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
+    let mut out = String::new();
+    let root_self = tree.node_weight(NodeId::ROOT).get(metric);
+    if root_self > 0 {
+        let _ = writeln!(out, "{} {root_self}", methods.display_name(tree.method(NodeId::ROOT)));
+    }
+    let mut path = String::new();
+    // (node, length of `path` before the node was appended; None = entering)
+    let mut stack: Vec<(NodeId, Option<usize>)> = tree.children(NodeId::ROOT).map(|child| (child, None)).collect();
+    while let Some((node, restore)) = stack.pop() {
+        if let Some(length) = restore {
+            path.truncate(length);
+            continue;
+        }
+        let before = path.len();
+        if before > 0 {
+            path.push(';');
+        }
+        path.push_str(&frame_name(methods, tree, node));
+        let value = tree.node_weight(node).get(metric);
+        if value > 0 {
+            let _ = writeln!(out, "{path} {value}");
+        }
+        stack.push((node, Some(before)));
+        stack.extend(tree.children(node).map(|child| (child, None)));
+    }
+    out
+}
+
+/// Parses collapsed stacks back into `(frames, value)` pairs.
+pub fn parse(text: &str) -> Result<Vec<(Vec<String>, u64)>> {
+    let mut stacks = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |reason: &str| PcctError::BadProfileLine { line: index + 1, reason: reason.to_string() };
+        let (frames, value) = line.rsplit_once(' ').ok_or_else(|| bad("no value after the frames"))?;
+        let value: u64 = value.parse().map_err(|_| bad("the value is not a whole number"))?;
+        stacks.push((frames.split(';').map(str::to_string).collect(), value));
+    }
+    Ok(stacks)
+}

@@ -1,0 +1,150 @@
+//! The whole tree as JSON, flat: nodes in parent-first order, each naming
+//! its parent by id. Flat JSON parses in any language whatever the depth of
+//! the tree (nested JSON of a 2000-frame recursion trips most parsers'
+//! recursion limits); [`crate::view::subtree`] gives nested JSON of a
+//! bounded part of the tree.
+//!
+//! ```json
+//! {"format":"pcct-json","version":1,"mode":"pcct","metric":"cpu_ns",
+//!  "total":{"samples":..,"cpu_ns":..,"wall_ns":..},"stats":{..},
+//!  "methods":[{"id":0,"class":"","name":"[root]","signature":"","kind":"pseudo"},..],
+//!  "methods_self":[{"method":7,"self":{..}},..],
+//!  "nodes":[{"id":0,"parent":null,"method":0,"call_site":-1,"line":null,"depth":0,
+//!            "self":{..},"edge":{..},"cum":{..}},..]}
+//! ```
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::method::{MethodId, MethodKind, MethodTable};
+use crate::slot::NodeId;
+use crate::tree::{Pcct, TreeStats};
+use crate::weight::Weight;
+
+#[derive(Serialize)]
+struct Header {
+    format: &'static str,
+    version: u32,
+    mode: &'static str,
+    metric: &'static str,
+    total: Weight,
+    stats: TreeStats,
+    nodes_total: usize,
+    arena_bytes: usize,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct JsonMethod {
+    pub id: u32,
+    pub class: String,
+    pub name: String,
+    pub signature: String,
+    pub kind: MethodKind,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct JsonNode {
+    pub id: u32,
+    pub parent: Option<u32>,
+    pub method: u32,
+    pub call_site: i32,
+    pub line: Option<u32>,
+    pub depth: usize,
+    #[serde(rename = "self")]
+    pub self_weight: Weight,
+    pub edge: Weight,
+    pub cum: Weight,
+}
+
+/// A hot-method counter (Figure 12): self weight of a method over all contexts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct JsonMethodSelf {
+    pub method: u32,
+    #[serde(rename = "self")]
+    pub self_weight: Weight,
+}
+
+/// A parsed flat JSON profile.
+#[derive(Deserialize, Clone, Debug)]
+pub struct JsonProfile {
+    pub format: String,
+    pub version: u32,
+    pub metric: String,
+    pub total: Weight,
+    pub methods: Vec<JsonMethod>,
+    pub methods_self: Vec<JsonMethodSelf>,
+    pub nodes: Vec<JsonNode>,
+}
+
+/// Writes the flat JSON profile.
+pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
+    let cum = tree.cumulative();
+    let header = Header {
+        format: "pcct-json",
+        version: 1,
+        mode: tree.config().mode.name(),
+        metric: tree.config().metric.name(),
+        total: tree.total(),
+        stats: tree.stats(),
+        nodes_total: tree.node_count(),
+        arena_bytes: tree.arena_used(),
+    };
+    let mut out = serde_json::to_string(&header).expect("header serialises");
+    out.pop(); // reopen the object
+
+    let counters = tree.top_methods_by_self(usize::MAX);
+    let used: BTreeSet<MethodId> =
+        tree.nodes().map(|node| tree.method(node)).chain(counters.iter().map(|&(method, _)| method)).collect();
+    out.push_str(",\"methods\":[");
+    for (index, method) in used.iter().enumerate() {
+        let info = methods.get(*method);
+        let entry = JsonMethod {
+            id: method.0,
+            class: info.class.to_string(),
+            name: info.name.to_string(),
+            signature: info.signature.to_string(),
+            kind: info.kind,
+        };
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(&entry).expect("method serialises"));
+    }
+    out.push_str("],\"methods_self\":[");
+    for (index, (method, weight)) in counters.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        let entry = JsonMethodSelf { method: method.0, self_weight: *weight };
+        out.push_str(&serde_json::to_string(&entry).expect("counter serialises"));
+    }
+    out.push_str("],\"nodes\":[");
+    for node in tree.nodes() {
+        let parent = tree.parent(node);
+        let call_site = tree.call_site(node);
+        let line = parent.and_then(|parent| methods.get(tree.method(parent)).line_of(call_site));
+        let entry = JsonNode {
+            id: node.raw(),
+            parent: parent.map(NodeId::raw),
+            method: tree.method(node).0,
+            call_site,
+            line,
+            depth: tree.depth(node),
+            self_weight: tree.node_weight(node),
+            edge: tree.edge_weight(node),
+            cum: cum[node.index()],
+        };
+        if node != NodeId::ROOT {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(&entry).expect("node serialises"));
+    }
+    out.push_str("]}");
+    out
+}
+
+/// Parses a flat JSON profile written by [`write`].
+pub fn parse(text: &str) -> serde_json::Result<JsonProfile> {
+    serde_json::from_str(text)
+}

@@ -1,0 +1,133 @@
+//! Output formats, one per file. Every exporter reads a tree and its method
+//! table and writes text; none of them changes the tree.
+
+pub mod collapsed;
+pub mod json;
+pub mod xarc;
+pub mod xprof;
+pub mod xtree;
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::method::MethodTable;
+use crate::slot::NodeId;
+use crate::tree::Pcct;
+use crate::weight::{Metric, Weight};
+
+/// The formats a profile can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// `frame;frame;frame value` lines, as flame graph tools read them.
+    Collapsed,
+    /// The whole tree as flat JSON (see [`json`]).
+    Json,
+    /// arcflow's tree report.
+    Xtree,
+    /// arcflow's parents / self / children report.
+    Xarc,
+    /// arcflow's flat report.
+    Xprof,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Collapsed => "collapsed",
+            Format::Json => "json",
+            Format::Xtree => "xtree",
+            Format::Xarc => "xarc",
+            Format::Xprof => "xprof",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|format| format.name() == text)
+    }
+}
+
+/// Options shared by the reports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReportOptions {
+    /// The weight component reported.
+    pub metric: Metric,
+    /// Leave out contexts / methods whose cum is below this share (0..=1)
+    /// of the total. Pruning by cum only trims leaves and whole branches.
+    pub min_cum_share: f64,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0 }
+    }
+}
+
+impl ReportOptions {
+    pub(crate) fn threshold(&self, total: &Weight) -> u64 {
+        let share = self.min_cum_share.clamp(0.0, 1.0);
+        (total.get(self.metric) as f64 * share).ceil() as u64
+    }
+}
+
+/// Writes the tree in `format` with default options for everything but
+/// the metric.
+pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    match format {
+        Format::Collapsed => collapsed::write(tree, methods, options.metric),
+        Format::Json => json::write(tree, methods),
+        Format::Xtree => xtree::write(tree, methods, options),
+        Format::Xarc => xarc::write(tree, methods, options),
+        Format::Xprof => xprof::write(tree, methods, options),
+    }
+}
+
+/// A value of `metric` for people: counts as is, nanoseconds as milliseconds.
+pub(crate) fn human(metric: Metric, value: u64) -> String {
+    match metric {
+        Metric::Samples => value.to_string(),
+        Metric::CpuNs | Metric::WallNs => format!("{:.3}", value as f64 / 1e6),
+    }
+}
+
+/// Unit of [`human`] values.
+pub(crate) fn unit(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Samples => "samples",
+        Metric::CpuNs => "CPU ms",
+        Metric::WallNs => "wall ms",
+    }
+}
+
+pub(crate) fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// Children of `node` ordered by cum (heaviest first), then by id.
+pub(crate) fn children_by_cum(tree: &Pcct, cum: &[Weight], node: NodeId, metric: Metric) -> Vec<NodeId> {
+    let mut children: Vec<NodeId> = tree.children(node).collect();
+    children.sort_by(|a, b| cum[b.index()].get(metric).cmp(&cum[a.index()].get(metric)).then(a.cmp(b)));
+    children
+}
+
+/// `name @bci (line N)` text of a node's call site, empty for the root's children.
+pub(crate) fn call_site_text(tree: &Pcct, methods: &MethodTable, node: NodeId) -> String {
+    let bci = tree.call_site(node);
+    let mut text = String::new();
+    if bci >= 0 {
+        let _ = write!(text, " @{bci}");
+        if let Some(parent) = tree.parent(node) {
+            if let Some(line) = methods.get(tree.method(parent)).line_of(bci) {
+                let _ = write!(text, " (line {line})");
+            }
+        }
+    }
+    text
+}

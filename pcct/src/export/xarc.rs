@@ -1,0 +1,146 @@
+//! arcflow's xarc report: one stanza per method with its parents (callers),
+//! itself, and its children (callees), each with calls, base and cum.
+//!
+//! For a method X (`calls` = PCCT edge weight in samples):
+//! - self: base = self weight of all X nodes; cum = cum of the *outermost*
+//!   X nodes (no X ancestor), so recursion is never counted twice.
+//! - parent P: the X nodes whose parent is a P node; base and calls over
+//!   all of them, cum over the outermost ones. Hence, always:
+//!   sum(parent calls) = self calls, sum(parent base) = self base,
+//!   sum(parent cum) = self cum.
+//! - child C: the children with method C of the outermost X nodes (a
+//!   recursive call shows as a child named X). Hence sum(child cum) =
+//!   self cum - base of the outermost X nodes, which is self cum - self base
+//!   whenever X does not recurse.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::{human, percent, unit, ReportOptions};
+use crate::method::{Builtin, MethodId, MethodTable};
+use crate::slot::NodeId;
+use crate::tree::Pcct;
+use crate::weight::Weight;
+
+/// calls / base / cum of one record of a stanza.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Arc {
+    pub calls: u64,
+    pub base: Weight,
+    pub cum: Weight,
+}
+
+/// One stanza of the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stanza {
+    pub method: MethodId,
+    pub own: Arc,
+    pub parents: Vec<(MethodId, Arc)>,
+    pub children: Vec<(MethodId, Arc)>,
+}
+
+#[derive(Default)]
+struct Building {
+    own: Arc,
+    parents: HashMap<MethodId, Arc>,
+    children: HashMap<MethodId, Arc>,
+}
+
+/// Computes every method's stanza (unordered; records ordered by cum).
+pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
+    let cum = tree.cumulative();
+    let mut building: HashMap<MethodId, Building> = HashMap::new();
+    let mut active: HashMap<MethodId, u32> = HashMap::new();
+    let mut stack: Vec<(NodeId, bool)> = tree.children(NodeId::ROOT).map(|child| (child, false)).collect();
+    while let Some((node, leaving)) = stack.pop() {
+        let method = tree.method(node);
+        if leaving {
+            *active.get_mut(&method).expect("entered before") -= 1;
+            continue;
+        }
+        let outermost = active.get(&method).copied().unwrap_or(0) == 0;
+        let parent_method = tree.parent(node).map_or(Builtin::Root.id(), |parent| tree.method(parent));
+        let node_self = tree.node_weight(node);
+        let node_cum = cum[node.index()];
+        let calls = tree.edge_weight(node).samples;
+
+        let entry = building.entry(method).or_default();
+        entry.own.calls += calls;
+        entry.own.base.add(&node_self);
+        let parent = entry.parents.entry(parent_method).or_default();
+        parent.calls += calls;
+        parent.base.add(&node_self);
+        if outermost {
+            entry.own.cum.add(&node_cum);
+            parent.cum.add(&node_cum);
+            for child in tree.children(node) {
+                let record = entry.children.entry(tree.method(child)).or_default();
+                record.calls += tree.edge_weight(child).samples;
+                record.base.add(&tree.node_weight(child));
+                record.cum.add(&cum[child.index()]);
+            }
+        }
+        *active.entry(method).or_default() += 1;
+        stack.push((node, true));
+        stack.extend(tree.children(node).map(|child| (child, false)));
+    }
+    let metric = tree.config().metric;
+    let ordered = |records: HashMap<MethodId, Arc>| {
+        let mut records: Vec<(MethodId, Arc)> = records.into_iter().collect();
+        records.sort_by(|a, b| b.1.cum.get(metric).cmp(&a.1.cum.get(metric)).then(a.0.cmp(&b.0)));
+        records
+    };
+    building
+        .into_iter()
+        .map(|(method, built)| Stanza {
+            method,
+            own: built.own,
+            parents: ordered(built.parents),
+            children: ordered(built.children),
+        })
+        .collect()
+}
+
+pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    let metric = options.metric;
+    let total_weight = tree.total();
+    let total = total_weight.get(metric);
+    let threshold = options.threshold(&total_weight);
+    let mut all = stanzas(tree);
+    all.retain(|stanza| stanza.own.cum.get(metric) >= threshold && !stanza.own.cum.is_zero());
+    all.sort_by(|a, b| b.own.cum.get(metric).cmp(&a.own.cum.get(metric)).then(a.method.cmp(&b.method)));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "xarc  metric: {} ({})  total: {}  samples: {}  stanzas: {}  pruned below {:.2}% cum",
+        metric.name(),
+        unit(metric),
+        human(metric, total),
+        total_weight.samples,
+        all.len(),
+        options.min_cum_share * 100.0
+    );
+    let rule = "=".repeat(78);
+    let row = |out: &mut String, marker: &str, record: &Arc, name: String| {
+        let _ = writeln!(
+            out,
+            "{marker:<6} {:>9} {:>12} {:>12} {:>6.2}%  {name}",
+            record.calls,
+            human(metric, record.base.get(metric)),
+            human(metric, record.cum.get(metric)),
+            percent(record.cum.get(metric), total),
+        );
+    };
+    for stanza in all {
+        let _ = writeln!(out, "{rule}");
+        let _ = writeln!(out, "{:<6} {:>9} {:>12} {:>12} {:>7}  name", "", "calls", "base", "cum", "cum%");
+        for (parent, record) in &stanza.parents {
+            row(&mut out, "parent", record, format!("    {}", methods.display_name(*parent)));
+        }
+        row(&mut out, "SELF", &stanza.own, methods.display_name(stanza.method));
+        for (child, record) in &stanza.children {
+            row(&mut out, "child", record, format!("    {}", methods.display_name(*child)));
+        }
+    }
+    out
+}

@@ -1,0 +1,55 @@
+//! arcflow's xtree report: the tree itself, indented, with calls, base and
+//! cum per context. `calls` is the PCCT edge weight in samples: the number
+//! of samples in which the call into this context was new.
+
+use std::fmt::Write as _;
+
+use super::{call_site_text, children_by_cum, human, percent, unit, ReportOptions};
+use crate::method::MethodTable;
+use crate::slot::NodeId;
+use crate::tree::Pcct;
+
+/// Indentation stops growing here so very deep trees stay readable.
+const MAX_INDENT: usize = 64;
+
+pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    let metric = options.metric;
+    let cum = tree.cumulative();
+    let total = cum[0].get(metric);
+    let threshold = options.threshold(&cum[0]);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "xtree  metric: {} ({})  total: {}  samples: {}  nodes: {}  pruned below {:.2}% cum",
+        metric.name(),
+        unit(metric),
+        human(metric, total),
+        cum[0].samples,
+        tree.node_count(),
+        options.min_cum_share * 100.0
+    );
+    let _ = writeln!(out, "{:>5} {:>10} {:>12} {:>12} {:>7}  name", "lvl", "calls", "base", "cum", "cum%");
+    let mut stack = vec![NodeId::ROOT];
+    while let Some(node) = stack.pop() {
+        let node_cum = cum[node.index()].get(metric);
+        if node != NodeId::ROOT && (node_cum < threshold || node_cum == 0) {
+            continue;
+        }
+        let depth = tree.depth(node);
+        let _ = writeln!(
+            out,
+            "{:>5} {:>10} {:>12} {:>12} {:>6.2}%  {}{}{}",
+            depth,
+            tree.edge_weight(node).samples,
+            human(metric, tree.node_weight(node).get(metric)),
+            human(metric, node_cum),
+            percent(node_cum, total),
+            " ".repeat(depth.min(MAX_INDENT)),
+            methods.display_name(tree.method(node)),
+            call_site_text(tree, methods, node)
+        );
+        let children = children_by_cum(tree, &cum, node, metric);
+        stack.extend(children.into_iter().rev());
+    }
+    out
+}

@@ -1,0 +1,187 @@
+//! Questions asked of a tree: the hottest nodes, edges and methods,
+//! cumulative weights, and contexts named by a path.
+
+use serde::Serialize;
+
+use crate::error::{PcctError, Result};
+use crate::method::{Builtin, MethodId, MethodTable};
+use crate::slot::NodeId;
+use crate::tree::{Pcct, TreeMode};
+use crate::weight::{Metric, Weight};
+
+/// A method's weight summed over all its contexts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct MethodTotals {
+    pub method: MethodId,
+    /// Base: samples whose leaf was this method.
+    pub self_weight: Weight,
+    /// Cum: samples with this method anywhere on the stack, each sample
+    /// counted once however often the method recurs in it.
+    pub total: Weight,
+    /// Nodes (calling contexts) of the method.
+    pub contexts: usize,
+}
+
+/// Order of [`Pcct::hot_methods`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodOrder {
+    SelfWeight,
+    Total,
+}
+
+impl Pcct {
+    /// The `limit` contexts of highest self weight, heaviest first. Read from
+    /// the hot-node list in O(limit) when the list covers the request;
+    /// otherwise every node is sorted.
+    pub fn top_nodes(&self, limit: usize) -> Vec<NodeId> {
+        let listed = self.hot_nodes_listed();
+        if limit <= listed || listed < self.hot_list_capacity() {
+            return self.hot_node_list().take(limit).collect();
+        }
+        let metric = self.config().metric;
+        self.sorted_by(limit, |tree, node| tree.node_weight(node).get(metric))
+    }
+
+    /// The `limit` edges of highest weight (named by their target node).
+    pub fn top_edges(&self, limit: usize) -> Vec<NodeId> {
+        let listed = self.hot_edges_listed();
+        if limit <= listed || listed < self.hot_list_capacity() {
+            return self.hot_edge_list().take(limit).collect();
+        }
+        let metric = self.config().metric;
+        self.sorted_by(limit, |tree, node| tree.edge_weight(node).get(metric))
+    }
+
+    fn sorted_by(&self, limit: usize, key: impl Fn(&Pcct, NodeId) -> u64) -> Vec<NodeId> {
+        let mut all: Vec<(u64, NodeId)> =
+            self.nodes().map(|node| (key(self, node), node)).filter(|&(weight, _)| weight > 0).collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        all.into_iter().take(limit).map(|(_, node)| node).collect()
+    }
+
+    /// The `limit` methods of highest self weight from the hot-method
+    /// counters (Figure 12), heaviest first.
+    pub fn top_methods_by_self(&self, limit: usize) -> Vec<(MethodId, Weight)> {
+        let listed = self.counters.listed();
+        if limit <= listed || listed < self.counters.capacity() {
+            return self.counters.hottest().take(limit).collect();
+        }
+        let metric = self.config().metric;
+        let mut all: Vec<(MethodId, Weight)> = self.counters.all().collect();
+        all.sort_by(|a, b| b.1.get(metric).cmp(&a.1.get(metric)).then(a.0.cmp(&b.0)));
+        all.truncate(limit);
+        all
+    }
+
+    /// Cumulative weight of every node (its self weight plus its
+    /// descendants'), indexed by [`NodeId::index`]. O(nodes), no recursion:
+    /// a parent always has a smaller index than its children.
+    pub fn cumulative(&self) -> Vec<Weight> {
+        let mut cum: Vec<Weight> = self.nodes().map(|node| self.node_weight(node)).collect();
+        for index in (1..cum.len()).rev() {
+            let parent = self.slots[index].parent as usize;
+            let child = cum[index];
+            cum[parent].add(&child);
+        }
+        cum
+    }
+
+    /// Self and total weight of every method that has any, unordered.
+    ///
+    /// Recursion rule: a method's total counts only its *outermost*
+    /// activations (nodes with no ancestor of the same method), so a sample
+    /// is never counted twice for one method.
+    pub fn method_totals(&self) -> Vec<MethodTotals> {
+        if self.config().mode == TreeMode::HotMethods {
+            return self
+                .counters
+                .all()
+                .map(|(method, weight)| MethodTotals { method, self_weight: weight, total: weight, contexts: 1 })
+                .collect();
+        }
+        let cum = self.cumulative();
+        let method_slots = self.slots.iter().map(|slot| slot.method.0 as usize + 1).max().unwrap_or(1);
+        let mut totals: Vec<MethodTotals> = (0..method_slots)
+            .map(|index| MethodTotals {
+                method: MethodId(index as u32),
+                self_weight: Weight::ZERO,
+                total: Weight::ZERO,
+                contexts: 0,
+            })
+            .collect();
+        let mut active = vec![0u32; method_slots];
+        // Iterative depth-first walk: (node, leaving?).
+        let mut stack: Vec<(NodeId, bool)> = self.children(NodeId::ROOT).map(|child| (child, false)).collect();
+        while let Some((node, leaving)) = stack.pop() {
+            let method = self.method(node).0 as usize;
+            if leaving {
+                active[method] -= 1;
+                continue;
+            }
+            let entry = &mut totals[method];
+            entry.self_weight.add(&self.node_weight(node));
+            entry.contexts += 1;
+            if active[method] == 0 {
+                entry.total.add(&cum[node.index()]);
+            }
+            active[method] += 1;
+            stack.push((node, true));
+            stack.extend(self.children(node).map(|child| (child, false)));
+        }
+        let root_self = self.node_weight(NodeId::ROOT);
+        if !root_self.is_zero() {
+            let root = &mut totals[Builtin::Root as usize];
+            root.self_weight = root_self;
+            root.total = root_self;
+            root.contexts = 1;
+        }
+        totals.retain(|entry| !entry.total.is_zero());
+        totals
+    }
+
+    /// The `limit` hottest methods by self weight or by total.
+    pub fn hot_methods(&self, limit: usize, order: MethodOrder) -> Vec<MethodTotals> {
+        let metric = self.config().metric;
+        let mut totals = self.method_totals();
+        let key = |entry: &MethodTotals| match order {
+            MethodOrder::SelfWeight => entry.self_weight.get(metric),
+            MethodOrder::Total => entry.total.get(metric),
+        };
+        totals.sort_by(|a, b| key(b).cmp(&key(a)).then(a.method.cmp(&b.method)));
+        totals.truncate(limit);
+        totals
+    }
+
+    /// Nodes whose path from the root matches `path`, step by step. A step
+    /// is a method's display name (`java.util.HashMap.get`), a bracketed
+    /// pseudo-method (`[gc_active]`), or `*` for any method. Different call
+    /// sites of a step match alike, so several nodes can match. The empty
+    /// path names the root.
+    pub fn find_contexts(&self, methods: &MethodTable, path: &[&str]) -> Result<Vec<NodeId>> {
+        if let Some(index) = path.iter().position(|step| step.trim().is_empty()) {
+            return Err(PcctError::EmptyPathStep { index });
+        }
+        let mut current = vec![NodeId::ROOT];
+        for step in path {
+            let step = step.trim();
+            let mut next = Vec::new();
+            for node in current {
+                next.extend(
+                    self.children(node)
+                        .filter(|&child| step == "*" || methods.get(self.method(child)).display_name() == step),
+                );
+            }
+            current = next;
+            if current.is_empty() {
+                break;
+            }
+        }
+        Ok(current)
+    }
+
+    /// Sum of `metric` over all recorded samples.
+    pub fn total_of(&self, metric: Metric) -> u64 {
+        self.total().get(metric)
+    }
+}

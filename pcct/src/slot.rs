@@ -1,0 +1,95 @@
+//! The arena's element: a node and the edge that leads into it.
+//!
+//! In a tree every node but the root has exactly one incoming edge, so the
+//! node and its edge share one slot of the arena; the edge's source is
+//! `parent`. Links are `u32` indices (see the crate docs for why a typed
+//! index arena and not `bumpalo` references). They are private to the crate
+//! and change only through [`crate::Pcct`] and [`crate::hot_list`], which
+//! keep them consistent.
+
+use serde::Serialize;
+
+use crate::method::MethodId;
+use crate::weight::Weight;
+
+/// Index of a node (and of its incoming edge) in a [`crate::Pcct`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct NodeId(pub(crate) u32);
+
+impl NodeId {
+    pub const ROOT: NodeId = NodeId(0);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Raw index, stable until the next purge.
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+}
+
+/// "No element" in a link.
+pub(crate) const NIL: u32 = u32::MAX;
+/// `Link::prev` of an element that is not in its hot list.
+pub(crate) const UNLISTED: u32 = u32::MAX - 1;
+
+/// Position in a doubly linked hot list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Link {
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}
+
+impl Link {
+    pub(crate) const UNLISTED: Link = Link { prev: UNLISTED, next: NIL };
+
+    pub(crate) fn is_listed(self) -> bool {
+        self.prev != UNLISTED
+    }
+}
+
+/// A node together with its incoming edge (Whaley Figure 8's `PCCT_Node`
+/// and `PCCT_Edge`, merged because the mapping is one to one).
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    /// Source node of the incoming edge; `NIL` for the root.
+    pub(crate) parent: u32,
+    /// First outgoing edge (the target slot of it).
+    pub(crate) first_child: u32,
+    /// Next outgoing edge of `parent`.
+    pub(crate) next_sibling: u32,
+    pub(crate) method: MethodId,
+    /// Call site of the incoming edge: bytecode index in the caller.
+    pub(crate) call_site: i32,
+    /// Distance from the root (root = 0).
+    pub(crate) depth: u32,
+    /// Position in the hot-node list (by `node_weight`).
+    pub(crate) node_link: Link,
+    /// Position in the hot-edge list (by `edge_weight`).
+    pub(crate) edge_link: Link,
+    /// Self weight: samples whose leaf was this context (Whaley's `node.time`).
+    pub(crate) node_weight: Weight,
+    /// Incoming edge weight: samples in which this call was new (`edge.weight`).
+    pub(crate) edge_weight: Weight,
+}
+
+impl Slot {
+    pub(crate) fn new(parent: u32, method: MethodId, call_site: i32, depth: u32) -> Slot {
+        Slot {
+            parent,
+            first_child: NIL,
+            next_sibling: NIL,
+            method,
+            call_site,
+            depth,
+            node_link: Link::UNLISTED,
+            edge_link: Link::UNLISTED,
+            node_weight: Weight::ZERO,
+            edge_weight: Weight::ZERO,
+        }
+    }
+}
+
+/// Bytes one node plus its incoming edge take in the arena.
+pub const BYTES_PER_NODE_AND_EDGE: usize = std::mem::size_of::<Slot>();

@@ -1,0 +1,598 @@
+//! The partial calling context tree and its update algorithm (Whaley
+//! Figure 7, adapted to stacks that arrive whole; see the crate docs).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{PcctError, Result};
+use crate::frame::{Frame, NO_BCI};
+use crate::hot_list::{HotList, RankedStore};
+use crate::marks::{Marks, TreeToken};
+use crate::method::{Builtin, MethodId};
+use crate::method_counters::MethodCounters;
+use crate::slot::{Link, NodeId, Slot, BYTES_PER_NODE_AND_EDGE, NIL};
+use crate::weight::{Metric, Weight};
+
+/// What the tree records for each sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeMode {
+    /// The full PCCT: contexts, edges and hot-method counters.
+    #[default]
+    Pcct,
+    /// Only the hot-method counters of Figure 12 (depth zero, one counter per
+    /// method); the tree stays a bare root.
+    HotMethods,
+}
+
+impl TreeMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            TreeMode::Pcct => "pcct",
+            TreeMode::HotMethods => "hot-methods",
+        }
+    }
+}
+
+/// What to do when a sample needs a node and the arena is full.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FullPolicy {
+    /// Drop the sample (counted in [`TreeStats::dropped_full`]); samples of
+    /// contexts already in the tree are still recorded.
+    #[default]
+    Drop,
+    /// Purge the whole tree and record the sample into the empty tree
+    /// (counted in [`TreeStats::purges_full`]).
+    Purge,
+}
+
+/// Construction parameters of a [`Pcct`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TreeConfig {
+    pub mode: TreeMode,
+    /// The component of the weight the hot lists are sorted by.
+    pub metric: Metric,
+    /// Upper bound of the arena in bytes (nodes with their edges).
+    pub arena_bytes: usize,
+    /// How many elements each hot list keeps in order.
+    pub hot_list_capacity: usize,
+    /// Whaley's BUFSIZE: the most new frames one update may add. When more
+    /// frames are new, the leaf-most `walk_limit` frames are hung under an
+    /// unattached root (Figure 10). `None`: unbounded.
+    pub walk_limit: Option<usize>,
+    pub full_policy: FullPolicy,
+    /// Purge the tree when this much time passed since the last purge
+    /// (checked by [`Pcct::purge_if_due`]).
+    pub purge_period: Option<Duration>,
+}
+
+impl Default for TreeConfig {
+    fn default() -> Self {
+        TreeConfig {
+            mode: TreeMode::Pcct,
+            metric: Metric::CpuNs,
+            arena_bytes: 64 << 20,
+            hot_list_capacity: 1024,
+            walk_limit: None,
+            full_policy: FullPolicy::Drop,
+            purge_period: None,
+        }
+    }
+}
+
+impl TreeConfig {
+    /// Number of nodes (with their edges) the arena holds, root included.
+    pub fn max_nodes(&self) -> usize {
+        (self.arena_bytes / BYTES_PER_NODE_AND_EDGE).clamp(1, u32::MAX as usize - 2)
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.arena_bytes < 16 * BYTES_PER_NODE_AND_EDGE {
+            return Err(PcctError::ArenaTooSmall { bytes: self.arena_bytes, minimum: 16 * BYTES_PER_NODE_AND_EDGE });
+        }
+        if self.walk_limit == Some(0) {
+            return Err(PcctError::WalkLimitZero);
+        }
+        Ok(())
+    }
+}
+
+/// Counters of what the tree did with the samples it was given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TreeStats {
+    /// Purges done, for any reason.
+    pub purges: u64,
+    /// Purges forced by a full arena under [`FullPolicy::Purge`].
+    pub purges_full: u64,
+    /// Samples dropped because the arena was full (since the tree was made).
+    pub dropped_full: u64,
+    /// Samples whose new frames exceeded the walk limit (Figure 10).
+    pub unattached: u64,
+    /// Nodes created since the tree was made.
+    pub nodes_created: u64,
+}
+
+/// Result of recording one sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// The node of the sample's leaf frame.
+    pub leaf: NodeId,
+    /// Frames that were not still marked (edges that received weight).
+    pub new_frames: usize,
+    /// Nodes this sample created.
+    pub created: usize,
+}
+
+/// Why a sample was not recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Dropped {
+    #[error("the arena is full")]
+    ArenaFull,
+}
+
+static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
+
+/// A partial calling context tree (see the crate docs).
+#[derive(Clone, Debug)]
+pub struct Pcct {
+    config: TreeConfig,
+    pub(crate) slots: Vec<Slot>,
+    max_nodes: usize,
+    hot_nodes: HotList,
+    hot_edges: HotList,
+    pub(crate) counters: MethodCounters,
+    total: Weight,
+    token: TreeToken,
+    stats: TreeStats,
+    last_purge: Instant,
+}
+
+struct NodeRank<'a> {
+    slots: &'a mut [Slot],
+    metric: Metric,
+}
+
+impl RankedStore for NodeRank<'_> {
+    fn key(&self, id: u32) -> u64 {
+        self.slots[id as usize].node_weight.get(self.metric)
+    }
+    fn link(&self, id: u32) -> Link {
+        self.slots[id as usize].node_link
+    }
+    fn link_mut(&mut self, id: u32) -> &mut Link {
+        &mut self.slots[id as usize].node_link
+    }
+}
+
+struct EdgeRank<'a> {
+    slots: &'a mut [Slot],
+    metric: Metric,
+}
+
+impl RankedStore for EdgeRank<'_> {
+    fn key(&self, id: u32) -> u64 {
+        self.slots[id as usize].edge_weight.get(self.metric)
+    }
+    fn link(&self, id: u32) -> Link {
+        self.slots[id as usize].edge_link
+    }
+    fn link_mut(&mut self, id: u32) -> &mut Link {
+        &mut self.slots[id as usize].edge_link
+    }
+}
+
+impl Pcct {
+    /// An empty tree. The whole arena is reserved up front, so recording
+    /// never reallocates (and never pauses to copy the arena).
+    pub fn new(config: TreeConfig) -> Result<Pcct> {
+        config.validate()?;
+        let max_nodes = config.max_nodes();
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(max_nodes).map_err(|_| PcctError::ArenaAllocation { bytes: config.arena_bytes })?;
+        slots.push(Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0));
+        let token = TreeToken { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), epoch: 1 };
+        Ok(Pcct {
+            hot_nodes: HotList::new(config.hot_list_capacity),
+            hot_edges: HotList::new(config.hot_list_capacity),
+            counters: MethodCounters::new(config.metric, config.hot_list_capacity),
+            config,
+            slots,
+            max_nodes,
+            total: Weight::ZERO,
+            token,
+            stats: TreeStats::default(),
+            last_purge: Instant::now(),
+        })
+    }
+
+    pub fn config(&self) -> &TreeConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> TreeStats {
+        self.stats
+    }
+
+    /// Sum of the weights of all recorded samples since the last purge.
+    pub fn total(&self) -> Weight {
+        self.total
+    }
+
+    /// Nodes in the tree, root included.
+    pub fn node_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Edges in the tree (every node but the root has one incoming edge).
+    pub fn edge_count(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// Bytes of the arena in use.
+    pub fn arena_used(&self) -> usize {
+        self.slots.len() * BYTES_PER_NODE_AND_EDGE
+    }
+
+    /// Bytes the arena may grow to.
+    pub fn arena_limit(&self) -> usize {
+        self.max_nodes * BYTES_PER_NODE_AND_EDGE
+    }
+
+    /// Purge generation: grows by one at every purge.
+    pub fn epoch(&self) -> u64 {
+        self.token.epoch
+    }
+
+    /// Clears the profile ("to purge the profile data, we simply clear the
+    /// buffer"). Every thread's marks become stale and are ignored.
+    pub fn purge(&mut self) {
+        self.slots.truncate(1);
+        self.slots[0] = Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0);
+        self.hot_nodes.clear();
+        self.hot_edges.clear();
+        self.counters.clear();
+        self.total = Weight::ZERO;
+        self.token.epoch += 1;
+        self.stats.purges += 1;
+        self.last_purge = Instant::now();
+    }
+
+    /// Purges when the configured period has passed since the last purge.
+    pub fn purge_if_due(&mut self, now: Instant) -> bool {
+        match self.config.purge_period {
+            Some(period) if now.saturating_duration_since(self.last_purge) >= period => {
+                self.purge();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Records one sample of a thread: `stack` is root first, `marks` are the
+    /// thread's marked frames and are updated to `stack`.
+    pub fn record(
+        &mut self,
+        marks: &mut Marks,
+        stack: &[Frame],
+        weight: Weight,
+    ) -> std::result::Result<Recorded, Dropped> {
+        let result = self.try_record(marks, stack, &weight);
+        match result {
+            Err(Dropped::ArenaFull) if self.config.full_policy == FullPolicy::Purge => {
+                self.purge();
+                self.stats.purges_full += 1;
+                let retried = self.try_record(marks, stack, &weight);
+                if retried.is_err() {
+                    self.stats.dropped_full += 1;
+                }
+                retried
+            }
+            Err(Dropped::ArenaFull) => {
+                self.stats.dropped_full += 1;
+                Err(Dropped::ArenaFull)
+            }
+            ok => ok,
+        }
+    }
+
+    /// Credits `weight` to the leaf of the thread's previous sample without
+    /// walking (wall-clock mode, for a thread that has not run). Returns
+    /// `false` when the marks are stale or empty.
+    pub fn record_at_marked_leaf(&mut self, marks: &Marks, weight: Weight) -> bool {
+        if self.config.mode == TreeMode::HotMethods {
+            return match marks.frames.last() {
+                Some(leaf) if marks.token == self.token => {
+                    self.add_totals(leaf.method, &weight);
+                    true
+                }
+                _ => false,
+            };
+        }
+        if marks.token != self.token {
+            return false;
+        }
+        match (marks.leaf_node(), marks.frames.last()) {
+            (Some(node), Some(leaf)) if (node as usize) < self.slots.len() => {
+                self.add_node_weight(node, &weight);
+                self.add_totals(leaf.method, &weight);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn add_totals(&mut self, leaf_method: MethodId, weight: &Weight) {
+        self.total.add(weight);
+        self.counters.add(leaf_method, weight);
+    }
+
+    fn add_node_weight(&mut self, node: u32, weight: &Weight) {
+        self.slots[node as usize].node_weight.add(weight);
+        let mut rank = NodeRank { slots: &mut self.slots, metric: self.config.metric };
+        self.hot_nodes.raised(&mut rank, node);
+    }
+
+    fn add_edge_weight(&mut self, node: u32, weight: &Weight) {
+        self.slots[node as usize].edge_weight.add(weight);
+        let mut rank = EdgeRank { slots: &mut self.slots, metric: self.config.metric };
+        self.hot_edges.raised(&mut rank, node);
+    }
+
+    fn try_record(
+        &mut self,
+        marks: &mut Marks,
+        stack: &[Frame],
+        weight: &Weight,
+    ) -> std::result::Result<Recorded, Dropped> {
+        let leaf_method = stack.last().map_or(Builtin::Root.id(), |frame| frame.method);
+        if self.config.mode == TreeMode::HotMethods {
+            marks.token = self.token;
+            marks.frames.clear();
+            marks.nodes.clear();
+            if let Some(&leaf) = stack.last() {
+                marks.frames.push(leaf);
+                marks.nodes.push(NIL);
+            }
+            self.add_totals(leaf_method, weight);
+            return Ok(Recorded { leaf: NodeId::ROOT, new_frames: stack.len().min(1), created: 0 });
+        }
+
+        // Upward phase: find the deepest still-marked frame that has a node.
+        let marked = if marks.token == self.token { marks.still_marked(stack) } else { 0 };
+        let anchor = marks.nodes[..marked].iter().rposition(|&node| node != NIL);
+        let (mut node, mut first_new) = match anchor {
+            Some(index) => (marks.nodes[index], index + 1),
+            None => (0, 0),
+        };
+
+        // Bounded walk: too many new frames leaves the profile point unattached.
+        let mut unattached = false;
+        if let Some(limit) = self.config.walk_limit {
+            if stack.len() - first_new > limit {
+                unattached = true;
+                first_new = stack.len() - limit;
+            }
+        }
+
+        let new_frames = stack.len() - first_new;
+        let headroom = self.max_nodes - self.slots.len();
+        if new_frames + 2 > headroom && !self.path_exists(node, stack, first_new, unattached) {
+            return Err(Dropped::ArenaFull);
+        }
+
+        if unattached {
+            self.stats.unattached += 1;
+            let holder = self.child(0, NO_BCI, Builtin::Unattached.id(), true).0;
+            node = self.child(holder, NO_BCI, stack[first_new - 1].method, true).0;
+        }
+
+        // Keep the marks that still hold, drop the rest; record the new ones.
+        let keep = if unattached { 0 } else { first_new };
+        marks.token = self.token;
+        marks.frames.truncate(keep);
+        marks.nodes.truncate(keep);
+        if keep > 0 {
+            marks.frames[keep - 1] = stack[keep - 1];
+        } else if unattached {
+            marks.frames.extend_from_slice(&stack[..first_new]);
+            marks.nodes.extend(std::iter::repeat_n(NIL, first_new));
+            let last = marks.nodes.len() - 1;
+            marks.nodes[last] = node;
+        }
+
+        // Downward phase.
+        let mut searching = true;
+        let mut created = 0;
+        for index in first_new..stack.len() {
+            let call_site = if index == 0 { NO_BCI } else { stack[index - 1].bci };
+            let (child, was_created) = self.child(node, call_site, stack[index].method, searching);
+            if was_created {
+                searching = false;
+                created += 1;
+            }
+            self.add_edge_weight(child, weight);
+            marks.frames.push(stack[index]);
+            marks.nodes.push(child);
+            node = child;
+        }
+        self.add_node_weight(node, weight);
+        self.add_totals(leaf_method, weight);
+        Ok(Recorded { leaf: NodeId(node), new_frames, created })
+    }
+
+    /// Whether every node a sample needs below `node` exists already.
+    fn path_exists(&self, mut node: u32, stack: &[Frame], first_new: usize, unattached: bool) -> bool {
+        if unattached {
+            let Some(holder) = self.find_child(0, NO_BCI, Builtin::Unattached.id()) else { return false };
+            let Some(root) = self.find_child(holder, NO_BCI, stack[first_new - 1].method) else { return false };
+            node = root;
+        }
+        for index in first_new..stack.len() {
+            let call_site = if index == 0 { NO_BCI } else { stack[index - 1].bci };
+            match self.find_child(node, call_site, stack[index].method) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    fn find_child(&self, parent: u32, call_site: i32, method: MethodId) -> Option<u32> {
+        let mut child = self.slots[parent as usize].first_child;
+        while child != NIL {
+            let slot = &self.slots[child as usize];
+            if slot.method == method && slot.call_site == call_site {
+                return Some(child);
+            }
+            child = slot.next_sibling;
+        }
+        None
+    }
+
+    /// The child of `parent` through `call_site` to `method`, created if
+    /// absent (`search == false`: known absent, create at once). A found
+    /// child moves to the front of its siblings, so hot edges are found first.
+    fn child(&mut self, parent: u32, call_site: i32, method: MethodId, search: bool) -> (u32, bool) {
+        if search {
+            let mut previous = NIL;
+            let mut child = self.slots[parent as usize].first_child;
+            while child != NIL {
+                let slot = &self.slots[child as usize];
+                let next = slot.next_sibling;
+                if slot.method == method && slot.call_site == call_site {
+                    if previous != NIL {
+                        self.slots[previous as usize].next_sibling = next;
+                        self.slots[child as usize].next_sibling = self.slots[parent as usize].first_child;
+                        self.slots[parent as usize].first_child = child;
+                    }
+                    return (child, false);
+                }
+                previous = child;
+                child = next;
+            }
+        }
+        let id = self.slots.len() as u32;
+        let depth = self.slots[parent as usize].depth + 1;
+        let mut slot = Slot::new(parent, method, call_site, depth);
+        slot.next_sibling = self.slots[parent as usize].first_child;
+        self.slots.push(slot);
+        self.slots[parent as usize].first_child = id;
+        self.stats.nodes_created += 1;
+        (id, true)
+    }
+
+    // ----- read access used by queries and exports -----
+
+    pub(crate) fn slot(&self, node: NodeId) -> &Slot {
+        &self.slots[node.index()]
+    }
+
+    /// Whether `node` exists in this tree (ids die at purges).
+    pub fn contains(&self, node: NodeId) -> bool {
+        node.index() < self.slots.len()
+    }
+
+    pub fn method(&self, node: NodeId) -> MethodId {
+        self.slot(node).method
+    }
+
+    /// Bytecode index in the parent of the call into `node` (`NO_BCI` for
+    /// children of the root).
+    pub fn call_site(&self, node: NodeId) -> i32 {
+        self.slot(node).call_site
+    }
+
+    pub fn depth(&self, node: NodeId) -> usize {
+        self.slot(node).depth as usize
+    }
+
+    pub fn parent(&self, node: NodeId) -> Option<NodeId> {
+        let parent = self.slot(node).parent;
+        (parent != NIL).then_some(NodeId(parent))
+    }
+
+    /// Self weight of the context (Whaley's node weight).
+    pub fn node_weight(&self, node: NodeId) -> Weight {
+        self.slot(node).node_weight
+    }
+
+    /// Weight of the edge into `node` (samples in which the call was new).
+    pub fn edge_weight(&self, node: NodeId) -> Weight {
+        self.slot(node).edge_weight
+    }
+
+    pub fn children(&self, node: NodeId) -> Children<'_> {
+        Children { tree: self, next: self.slot(node).first_child }
+    }
+
+    /// Every node id, root first; parents always come before their children.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> {
+        (0..self.slots.len() as u32).map(NodeId)
+    }
+
+    /// The nodes from the root's child down to `node`.
+    pub fn path(&self, node: NodeId) -> Vec<NodeId> {
+        let mut path = Vec::with_capacity(self.depth(node));
+        let mut current = Some(node);
+        while let Some(id) = current {
+            if id == NodeId::ROOT {
+                break;
+            }
+            path.push(id);
+            current = self.parent(id);
+        }
+        path.reverse();
+        path
+    }
+
+    /// Nodes from the heaviest self weight down (the sorted hot-node list).
+    pub fn hot_node_list(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.hot_nodes.iter(|id| self.slots[id as usize].node_link).map(NodeId)
+    }
+
+    /// Edges (named by their target node) from the heaviest down.
+    pub fn hot_edge_list(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.hot_edges.iter(|id| self.slots[id as usize].edge_link).map(NodeId)
+    }
+
+    /// Elements each hot list holds at most.
+    pub fn hot_list_capacity(&self) -> usize {
+        self.hot_nodes.capacity()
+    }
+
+    pub(crate) fn hot_nodes_listed(&self) -> usize {
+        self.hot_nodes.len()
+    }
+
+    pub(crate) fn hot_edges_listed(&self) -> usize {
+        self.hot_edges.len()
+    }
+
+    /// Self weight of `method` summed over all its contexts (the hot-method
+    /// counter of Figure 12).
+    pub fn method_self_weight(&self, method: MethodId) -> Weight {
+        self.counters.weight(method)
+    }
+}
+
+/// Iterator over a node's children.
+pub struct Children<'a> {
+    tree: &'a Pcct,
+    next: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        if self.next == NIL {
+            return None;
+        }
+        let id = self.next;
+        self.next = self.tree.slots[id as usize].next_sibling;
+        Some(NodeId(id))
+    }
+}

@@ -1,0 +1,106 @@
+//! The exporters agree with the tree and with each other.
+
+use pcct::export::{self, collapsed, json, Format, ReportOptions};
+use pcct::{Frame, Marks, MethodTable, Metric, Pcct, TreeConfig, Weight};
+
+fn sample_tree() -> (Pcct, MethodTable) {
+    let mut methods = MethodTable::new();
+    let main = methods.intern("app.Main", "main", "([Ljava/lang/String;)V");
+    let work = methods.intern("app.Main", "work", "()V");
+    let hash = methods.intern("java.util.HashMap", "get", "(Ljava/lang/Object;)Ljava/lang/Object;");
+    let fib = methods.intern("app.Main", "fib", "(I)I");
+    methods
+        .set_lines(main, vec![pcct::LineEntry { start_bci: 0, line: 10 }, pcct::LineEntry { start_bci: 8, line: 12 }]);
+    let gc = methods.intern_pseudo("[gc_active]");
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let mut marks = Marks::new();
+    let f = Frame::new;
+    let w = |ms: u64| Weight::sample(ms * 1_000_000, ms * 1_000_000);
+    for round in 0..20 {
+        tree.record(&mut marks, &[f(main, 8), f(work, 3), f(hash, 0)], w(1)).unwrap();
+        tree.record(&mut marks, &[f(main, 8), f(work, 5)], w(2)).unwrap();
+        if round % 4 == 0 {
+            // Recursion: fib calls fib.
+            tree.record(&mut marks, &[f(main, 9), f(fib, 2), f(fib, 2), f(fib, 7)], w(1)).unwrap();
+        }
+    }
+    let mut other = Marks::new();
+    tree.record(&mut other, &[f(gc, -1)], w(3)).unwrap();
+    (tree, methods)
+}
+
+#[test]
+fn collapsed_lines_sum_to_the_total() {
+    let (tree, methods) = sample_tree();
+    let text = collapsed::write(&tree, &methods, Metric::CpuNs);
+    let stacks = collapsed::parse(&text).unwrap();
+    let sum: u64 = stacks.iter().map(|(_, v)| v).sum();
+    assert_eq!(sum, tree.total().cpu_ns);
+    assert!(stacks.iter().any(|(frames, _)| frames == &["app.Main.main", "app.Main.work", "java.util.HashMap.get"]));
+    assert!(stacks.iter().any(|(frames, _)| frames == &["[gc_active]"]));
+    assert!(collapsed::parse("a;b notanumber").is_err());
+}
+
+#[test]
+fn flat_json_parses_and_matches_the_tree() {
+    let (tree, methods) = sample_tree();
+    let text = json::write(&tree, &methods);
+    let profile = json::parse(&text).unwrap();
+    assert_eq!(profile.format, "pcct-json");
+    assert_eq!(profile.total, tree.total());
+    assert_eq!(profile.nodes.len(), tree.node_count());
+    let self_sum: u64 = profile.nodes.iter().map(|n| n.self_weight.samples).sum();
+    assert_eq!(self_sum, tree.total().samples);
+    assert_eq!(profile.nodes[0].cum, tree.total());
+    let counters: u64 = profile.methods_self.iter().map(|m| m.self_weight.samples).sum();
+    assert_eq!(counters, tree.total().samples);
+    // Every node's method is described, and lines come from the caller's table.
+    for node in &profile.nodes {
+        assert!(profile.methods.iter().any(|m| m.id == node.method));
+    }
+    assert!(profile.nodes.iter().any(|n| n.call_site == 8 && n.line == Some(12)));
+}
+
+#[test]
+fn reports_name_methods_and_prune_by_cum() {
+    let (tree, methods) = sample_tree();
+    let options = ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0 };
+    let xtree = export::write(Format::Xtree, &tree, &methods, &options);
+    assert!(xtree.contains("java.util.HashMap.get @3"), "{xtree}");
+    assert!(xtree.contains("app.Main.work @8 (line 12)"), "{xtree}");
+    let pruned = export::write(Format::Xtree, &tree, &methods, &ReportOptions { min_cum_share: 0.2, ..options });
+    assert!(!pruned.contains("fib"), "{pruned}");
+    assert!(pruned.contains("app.Main.work"));
+
+    let xprof = export::write(Format::Xprof, &tree, &methods, &options);
+    let fib_line = xprof.lines().find(|l| l.ends_with("app.Main.fib")).unwrap();
+    assert!(fib_line.contains("5.000"), "fib's cum counts each sample once: {fib_line}");
+    let xarc = export::write(Format::Xarc, &tree, &methods, &options);
+    assert!(xarc.contains("SELF"));
+    assert!(xarc.contains("parent"));
+    for format in Format::ALL {
+        assert_eq!(Format::parse(format.name()), Some(format));
+    }
+}
+
+#[test]
+fn correlation_of_a_profile_with_itself_is_one() {
+    let (tree, methods) = sample_tree();
+    let a = pcct::correlation::context_profile(&tree, &methods, Metric::Samples);
+    let r = pcct::correlation::correlate(&a, &a).unwrap();
+    assert!((r - 1.0).abs() < 1e-12);
+    let hot = pcct::correlation::method_profile(&tree, &methods, Metric::Samples);
+    assert!(hot.contains_key("java.util.HashMap.get"));
+}
+
+#[test]
+fn subtree_view_is_pruned_and_bounded() {
+    let (tree, methods) = sample_tree();
+    let cum = tree.cumulative();
+    let view = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, 0.0, 1);
+    assert_eq!(view.children.len(), 2, "main and [gc_active]");
+    assert!(view.children.iter().all(|c| c.children.is_empty()));
+    let contexts = tree.find_contexts(&methods, &["app.Main.main", "app.Main.work"]).unwrap();
+    assert_eq!(contexts.len(), 1);
+    assert!(tree.find_contexts(&methods, &["app.Main.main", " "]).is_err());
+}

@@ -1,0 +1,277 @@
+//! Property tests of the PCCT against a naive model: a map from the full
+//! context (the path of call sites and methods from the root) to weights,
+//! updated with the same marked-frame rule but without any tree, list or
+//! arena.
+
+use std::collections::HashMap;
+
+use pcct::export::xarc;
+use pcct::{Frame, Marks, MethodId, MethodTable, Metric, NodeId, Pcct, TreeConfig, TreeMode, Weight};
+use proptest::prelude::*;
+
+/// A context: (call site in the caller, method) from the root down.
+type Context = Vec<(i32, MethodId)>;
+
+#[derive(Default)]
+struct Model {
+    self_weight: HashMap<Context, Weight>,
+    edge_weight: HashMap<Context, Weight>,
+    method_self: HashMap<MethodId, Weight>,
+    previous: HashMap<usize, Vec<Frame>>,
+    total: Weight,
+}
+
+fn context_of(stack: &[Frame], depth: usize) -> Context {
+    (0..depth).map(|i| (if i == 0 { -1 } else { stack[i - 1].bci }, stack[i].method)).collect()
+}
+
+impl Model {
+    fn record(&mut self, thread: usize, stack: &[Frame], weight: Weight) {
+        let previous = self.previous.get(&thread).cloned().unwrap_or_default();
+        // Still marked: same methods through i, same bcis before i.
+        let mut marked = 0;
+        while marked < stack.len().min(previous.len()) && previous[marked].method == stack[marked].method {
+            marked += 1;
+            if previous[marked - 1].bci != stack[marked - 1].bci {
+                break;
+            }
+        }
+        for depth in marked + 1..=stack.len() {
+            self.edge_weight.entry(context_of(stack, depth)).or_default().add(&weight);
+        }
+        self.self_weight.entry(context_of(stack, stack.len())).or_default().add(&weight);
+        // An empty stack is a sample of the root itself.
+        let leaf = stack.last().map_or(pcct::Builtin::Root.id(), |frame| frame.method);
+        self.method_self.entry(leaf).or_default().add(&weight);
+        self.total.add(&weight);
+        self.previous.insert(thread, stack.to_vec());
+    }
+}
+
+fn tree_context(tree: &Pcct, node: NodeId) -> Context {
+    tree.path(node).into_iter().map(|step| (tree.call_site(step), tree.method(step))).collect()
+}
+
+/// A thread's samples: each stack derives from the previous one by popping
+/// some frames, changing the new leaf's bci, and pushing new frames, so
+/// consecutive stacks share prefixes as real ones do.
+#[derive(Clone, Debug)]
+struct Step {
+    thread: usize,
+    pop: usize,
+    rebci: Option<i32>,
+    push: Vec<(u32, i32)>,
+    cpu: u64,
+}
+
+fn steps(methods: u32, max_push: usize) -> impl Strategy<Value = Vec<Step>> {
+    let step = (
+        0..3usize,
+        0..6usize,
+        proptest::option::of(0..3i32),
+        prop::collection::vec((0..methods, 0..3i32), 0..max_push),
+        1..2_000u64,
+    )
+        .prop_map(|(thread, pop, rebci, push, cpu)| Step { thread, pop, rebci, push, cpu });
+    prop::collection::vec(step, 1..120)
+}
+
+fn intern(table: &mut MethodTable, count: u32) -> Vec<MethodId> {
+    (0..count).map(|i| table.intern(&format!("C{i}"), &format!("m{i}"), "()V")).collect()
+}
+
+/// Applies the steps, returning the stacks that were sampled.
+fn stacks_of(steps: &[Step], ids: &[MethodId], distinct: bool) -> Vec<(usize, Vec<Frame>, Weight)> {
+    let mut current: HashMap<usize, Vec<Frame>> = HashMap::new();
+    let mut out = Vec::new();
+    for step in steps {
+        let stack = current.entry(step.thread).or_default();
+        let keep = stack.len().saturating_sub(step.pop);
+        stack.truncate(keep);
+        if let (Some(bci), Some(last)) = (step.rebci, stack.last_mut()) {
+            last.bci = bci;
+        }
+        for &(method, bci) in &step.push {
+            let frame = Frame::new(ids[method as usize], bci);
+            if distinct && stack.iter().any(|f| f.method == frame.method) {
+                continue;
+            }
+            stack.push(frame);
+        }
+        out.push((step.thread, stack.clone(), Weight::sample(step.cpu, 1_000)));
+    }
+    out
+}
+
+fn check_sorted(values: &[u64]) {
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "not sorted: {values:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tree_matches_the_model(steps in steps(6, 5), capacity in 1usize..12) {
+        let mut methods = MethodTable::new();
+        let ids = intern(&mut methods, 6);
+        let config = TreeConfig { hot_list_capacity: capacity, ..TreeConfig::default() };
+        let mut tree = Pcct::new(config).unwrap();
+        let mut model = Model::default();
+        let mut marks: HashMap<usize, Marks> = HashMap::new();
+        for (thread, stack, weight) in stacks_of(&steps, &ids, false) {
+            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
+            model.record(thread, &stack, weight);
+        }
+        prop_assert_eq!(tree.total(), model.total);
+
+        // Same contexts, same self and edge weights.
+        let mut seen = 0;
+        for node in tree.nodes().skip(1) {
+            let context = tree_context(&tree, node);
+            let model_edge = model.edge_weight.get(&context).copied().unwrap_or_default();
+            let model_self = model.self_weight.get(&context).copied().unwrap_or_default();
+            prop_assert_eq!(tree.edge_weight(node), model_edge, "edge {:?}", context);
+            prop_assert_eq!(tree.node_weight(node), model_self, "self {:?}", context);
+            seen += 1;
+        }
+        prop_assert_eq!(seen, model.edge_weight.len());
+        let root_self = model.self_weight.get(&Vec::new()).copied().unwrap_or_default();
+        prop_assert_eq!(tree.node_weight(NodeId::ROOT), root_self);
+
+        // Top-N order equals a full sort of the model, for every N.
+        let metric = Metric::CpuNs;
+        let mut model_nodes: Vec<u64> = model.self_weight.values().map(|w| w.get(metric)).filter(|&v| v > 0).collect();
+        model_nodes.sort_unstable_by(|a, b| b.cmp(a));
+        let mut model_edges: Vec<u64> = model.edge_weight.values().map(|w| w.get(metric)).filter(|&v| v > 0).collect();
+        model_edges.sort_unstable_by(|a, b| b.cmp(a));
+        let mut model_methods: Vec<u64> = model.method_self.values().map(|w| w.get(metric)).filter(|&v| v > 0).collect();
+        model_methods.sort_unstable_by(|a, b| b.cmp(a));
+        for n in [1, 3, capacity, capacity + 5, 1_000] {
+            let nodes: Vec<u64> = tree.top_nodes(n).into_iter().map(|id| tree.node_weight(id).get(metric)).collect();
+            let edges: Vec<u64> = tree.top_edges(n).into_iter().map(|id| tree.edge_weight(id).get(metric)).collect();
+            let hot: Vec<u64> = tree.top_methods_by_self(n).into_iter().map(|(_, w)| w.get(metric)).collect();
+            prop_assert_eq!(&nodes[..], &model_nodes[..n.min(model_nodes.len())]);
+            prop_assert_eq!(&edges[..], &model_edges[..n.min(model_edges.len())]);
+            prop_assert_eq!(&hot[..], &model_methods[..n.min(model_methods.len())]);
+        }
+
+        // The hot lists themselves are always sorted and bounded.
+        let listed: Vec<u64> = tree.hot_node_list().map(|id| tree.node_weight(id).get(metric)).collect();
+        check_sorted(&listed);
+        prop_assert!(listed.len() <= capacity);
+        let listed: Vec<u64> = tree.hot_edge_list().map(|id| tree.edge_weight(id).get(metric)).collect();
+        check_sorted(&listed);
+        prop_assert!(listed.len() <= capacity);
+
+        // Cum of the root is the total; method self sums equal the counters.
+        prop_assert_eq!(tree.cumulative()[0], tree.total());
+        for entry in tree.method_totals() {
+            if entry.method != pcct::Builtin::Root.id() {
+                prop_assert_eq!(entry.self_weight, model.method_self.get(&entry.method).copied().unwrap_or_default());
+            }
+        }
+    }
+
+    #[test]
+    fn xarc_invariants_hold(steps in steps(8, 5), recursive in any::<bool>()) {
+        let mut methods = MethodTable::new();
+        let ids = intern(&mut methods, 8);
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let mut marks: HashMap<usize, Marks> = HashMap::new();
+        for (thread, stack, weight) in stacks_of(&steps, &ids, !recursive) {
+            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
+        }
+        let totals: HashMap<MethodId, pcct::MethodTotals> = tree.method_totals().into_iter().map(|t| (t.method, t)).collect();
+        for stanza in xarc::stanzas(&tree) {
+            let sum = |records: &[(MethodId, xarc::Arc)]| {
+                records.iter().fold(xarc::Arc::default(), |mut acc, (_, record)| {
+                    acc.calls += record.calls;
+                    acc.base.add(&record.base);
+                    acc.cum.add(&record.cum);
+                    acc
+                })
+            };
+            let parents = sum(&stanza.parents);
+            let children = sum(&stanza.children);
+            // Always: parents decompose calls, base and cum of self.
+            prop_assert_eq!(parents.calls, stanza.own.calls);
+            prop_assert_eq!(parents.base, stanza.own.base);
+            prop_assert_eq!(parents.cum, stanza.own.cum);
+            // Self agrees with the method totals (base = self, cum = total).
+            let totals = totals.get(&stanza.method).copied();
+            if let Some(totals) = totals {
+                prop_assert_eq!(totals.self_weight, stanza.own.base);
+                prop_assert_eq!(totals.total, stanza.own.cum);
+            }
+            // Without recursion: children decompose cum - base.
+            if !recursive {
+                prop_assert_eq!(children.cum.samples, stanza.own.cum.samples - stanza.own.base.samples);
+                prop_assert_eq!(children.cum.cpu_ns, stanza.own.cum.cpu_ns - stanza.own.base.cpu_ns);
+            }
+        }
+    }
+
+    #[test]
+    fn limits_hold_and_purge_empties(steps in steps(6, 8), arena_nodes in 16usize..40, walk in proptest::option::of(1usize..4)) {
+        let mut methods = MethodTable::new();
+        let ids = intern(&mut methods, 6);
+        let config = TreeConfig {
+            arena_bytes: arena_nodes * pcct::BYTES_PER_NODE_AND_EDGE,
+            walk_limit: walk,
+            ..TreeConfig::default()
+        };
+        let max_nodes = config.max_nodes();
+        let mut tree = Pcct::new(config).unwrap();
+        let mut marks: HashMap<usize, Marks> = HashMap::new();
+        let mut recorded = Weight::ZERO;
+        let mut dropped = 0;
+        let samples = stacks_of(&steps, &ids, false);
+        for (thread, stack, weight) in &samples {
+            match tree.record(marks.entry(*thread).or_default(), stack, *weight) {
+                Ok(done) => {
+                    recorded.add(weight);
+                    // A bounded walk never adds more than BUFSIZE frames.
+                    if let Some(limit) = walk {
+                        prop_assert!(done.new_frames <= limit);
+                    }
+                }
+                Err(_) => dropped += 1,
+            }
+            prop_assert!(tree.node_count() <= max_nodes);
+        }
+        prop_assert_eq!(tree.total(), recorded);
+        prop_assert_eq!(tree.stats().dropped_full, dropped);
+        prop_assert_eq!(tree.cumulative()[0], recorded);
+
+        tree.purge();
+        prop_assert_eq!(tree.node_count(), 1);
+        prop_assert_eq!(tree.total(), Weight::ZERO);
+        prop_assert_eq!(tree.top_nodes(10).len(), 0);
+        prop_assert_eq!(tree.top_edges(10).len(), 0);
+        prop_assert_eq!(tree.top_methods_by_self(10).len(), 0);
+        // Marks from before the purge are ignored: recording starts at the root.
+        if let Some((thread, stack, weight)) = samples.last().filter(|s| s.1.len() + 3 < max_nodes) {
+            let recorded = tree.record(marks.entry(*thread).or_default(), stack, *weight).unwrap();
+            prop_assert_eq!(recorded.new_frames, match walk { Some(limit) => stack.len().min(limit), None => stack.len() });
+        }
+    }
+
+    #[test]
+    fn hot_method_mode_counts_leaves(steps in steps(6, 5)) {
+        let mut methods = MethodTable::new();
+        let ids = intern(&mut methods, 6);
+        let mut tree = Pcct::new(TreeConfig { mode: TreeMode::HotMethods, ..TreeConfig::default() }).unwrap();
+        let mut model = Model::default();
+        let mut marks: HashMap<usize, Marks> = HashMap::new();
+        for (thread, stack, weight) in stacks_of(&steps, &ids, false) {
+            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
+            model.record(thread, &stack, weight);
+        }
+        prop_assert_eq!(tree.node_count(), 1);
+        for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+            prop_assert_eq!(Some(&weight), model.method_self.get(&method));
+        }
+        let totals = tree.hot_methods(usize::MAX, pcct::MethodOrder::Total);
+        prop_assert_eq!(totals.len(), model.method_self.values().filter(|w| !w.is_zero()).count());
+    }
+}

@@ -1,0 +1,1 @@
+//! The sampler (filled by the agent and sampler issue).

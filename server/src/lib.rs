@@ -1,0 +1,1 @@
+//! The HTTP server (filled by the HTTP issue).
