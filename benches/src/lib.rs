@@ -1,1 +1,6 @@
-//! Benchmarks live in `benches/`; this library is empty.
+//! Benchmark support: synthetic stacks and trees shared by the criterion
+//! benches, and [`bump_pcct`], the bumpalo-arena variant of the update that
+//! the typed-index arena of the `pcct` crate was measured against.
+
+pub mod bump_pcct;
+pub mod synthetic;

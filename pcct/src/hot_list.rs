@@ -56,6 +56,7 @@ impl HotList {
 
     /// Called after the key of `id` grew: admits it if it now belongs to the
     /// top `capacity`, then moves it toward the head past smaller neighbours.
+    #[inline]
     pub(crate) fn raised<S: RankedStore>(&mut self, store: &mut S, id: u32) {
         let key = store.key(id);
         if !store.link(id).is_listed() {

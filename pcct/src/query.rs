@@ -110,24 +110,14 @@ impl Pcct {
                 contexts: 0,
             })
             .collect();
-        let mut active = vec![0u32; method_slots];
-        // Iterative depth-first walk: (node, leaving?).
-        let mut stack: Vec<(NodeId, bool)> = self.children(NodeId::ROOT).map(|child| (child, false)).collect();
-        while let Some((node, leaving)) = stack.pop() {
-            let method = self.method(node).0 as usize;
-            if leaving {
-                active[method] -= 1;
-                continue;
-            }
-            let entry = &mut totals[method];
-            entry.self_weight.add(&self.node_weight(node));
+        // One pass in arena order: each node knows whether it is outermost.
+        for (index, slot) in self.slots.iter().enumerate().skip(1) {
+            let entry = &mut totals[slot.method.0 as usize];
+            entry.self_weight.add(&slot.node_weight);
             entry.contexts += 1;
-            if active[method] == 0 {
-                entry.total.add(&cum[node.index()]);
+            if slot.is_outermost() {
+                entry.total.add(&cum[index]);
             }
-            active[method] += 1;
-            stack.push((node, true));
-            stack.extend(self.children(node).map(|child| (child, false)));
         }
         let root_self = self.node_weight(NodeId::ROOT);
         if !root_self.is_zero() {

@@ -62,8 +62,9 @@ pub(crate) struct Slot {
     pub(crate) method: MethodId,
     /// Call site of the incoming edge: bytecode index in the caller.
     pub(crate) call_site: i32,
-    /// Distance from the root (root = 0).
-    pub(crate) depth: u32,
+    /// Distance from the root (root = 0) in the low 31 bits; the top bit
+    /// ([`RECURSIVE`]) is set when an ancestor has the same method.
+    pub(crate) depth_flags: u32,
     /// Position in the hot-node list (by `node_weight`).
     pub(crate) node_link: Link,
     /// Position in the hot-edge list (by `edge_weight`).
@@ -75,19 +76,33 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub(crate) fn new(parent: u32, method: MethodId, call_site: i32, depth: u32) -> Slot {
+    pub(crate) fn new(parent: u32, method: MethodId, call_site: i32, depth: u32, recursive: bool) -> Slot {
         Slot {
             parent,
             first_child: NIL,
             next_sibling: NIL,
             method,
             call_site,
-            depth,
+            depth_flags: (depth & !RECURSIVE) | if recursive { RECURSIVE } else { 0 },
             node_link: Link::UNLISTED,
             edge_link: Link::UNLISTED,
             node_weight: Weight::ZERO,
             edge_weight: Weight::ZERO,
         }
+    }
+}
+
+/// Flag bit of [`Slot::depth_flags`]: the method recurs above this node.
+pub(crate) const RECURSIVE: u32 = 1 << 31;
+
+impl Slot {
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth_flags & !RECURSIVE
+    }
+
+    /// Whether this is an outermost activation of its method on its path.
+    pub(crate) fn is_outermost(&self) -> bool {
+        self.depth_flags & RECURSIVE == 0
     }
 }
 

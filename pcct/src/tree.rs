@@ -192,7 +192,7 @@ impl Pcct {
         let max_nodes = config.max_nodes();
         let mut slots = Vec::new();
         slots.try_reserve_exact(max_nodes).map_err(|_| PcctError::ArenaAllocation { bytes: config.arena_bytes })?;
-        slots.push(Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0));
+        slots.push(Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0, false));
         let token = TreeToken { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), epoch: 1 };
         Ok(Pcct {
             hot_nodes: HotList::new(config.hot_list_capacity),
@@ -250,7 +250,7 @@ impl Pcct {
     /// buffer"). Every thread's marks become stale and are ignored.
     pub fn purge(&mut self) {
         self.slots.truncate(1);
-        self.slots[0] = Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0);
+        self.slots[0] = Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0, false);
         self.hot_nodes.clear();
         self.hot_edges.clear();
         self.counters.clear();
@@ -324,17 +324,20 @@ impl Pcct {
         }
     }
 
+    #[inline]
     fn add_totals(&mut self, leaf_method: MethodId, weight: &Weight) {
         self.total.add(weight);
         self.counters.add(leaf_method, weight);
     }
 
+    #[inline]
     fn add_node_weight(&mut self, node: u32, weight: &Weight) {
         self.slots[node as usize].node_weight.add(weight);
         let mut rank = NodeRank { slots: &mut self.slots, metric: self.config.metric };
         self.hot_nodes.raised(&mut rank, node);
     }
 
+    #[inline]
     fn add_edge_weight(&mut self, node: u32, weight: &Weight) {
         self.slots[node as usize].edge_weight.add(weight);
         let mut rank = EdgeRank { slots: &mut self.slots, metric: self.config.metric };
@@ -385,8 +388,8 @@ impl Pcct {
 
         if unattached {
             self.stats.unattached += 1;
-            let holder = self.child(0, NO_BCI, Builtin::Unattached.id(), true).0;
-            node = self.child(holder, NO_BCI, stack[first_new - 1].method, true).0;
+            let holder = self.child(0, NO_BCI, Builtin::Unattached.id(), true, None).0;
+            node = self.child(holder, NO_BCI, stack[first_new - 1].method, true, None).0;
         }
 
         // Keep the marks that still hold, drop the rest; record the new ones.
@@ -408,7 +411,10 @@ impl Pcct {
         let mut created = 0;
         for index in first_new..stack.len() {
             let call_site = if index == 0 { NO_BCI } else { stack[index - 1].bci };
-            let (child, was_created) = self.child(node, call_site, stack[index].method, searching);
+            // Without a walk limit the ancestors of this frame are exactly the
+            // frames above it, which makes the recursion check cheap.
+            let ancestors = (!unattached).then(|| &stack[..index]);
+            let (child, was_created) = self.child(node, call_site, stack[index].method, searching, ancestors);
             if was_created {
                 searching = false;
                 created += 1;
@@ -455,7 +461,17 @@ impl Pcct {
     /// The child of `parent` through `call_site` to `method`, created if
     /// absent (`search == false`: known absent, create at once). A found
     /// child moves to the front of its siblings, so hot edges are found first.
-    fn child(&mut self, parent: u32, call_site: i32, method: MethodId, search: bool) -> (u32, bool) {
+    /// `ancestors`, when given, are the frames of the path to `parent`, used
+    /// to flag recursion without walking the tree.
+    #[inline]
+    fn child(
+        &mut self,
+        parent: u32,
+        call_site: i32,
+        method: MethodId,
+        search: bool,
+        ancestors: Option<&[Frame]>,
+    ) -> (u32, bool) {
         if search {
             let mut previous = NIL;
             let mut child = self.slots[parent as usize].first_child;
@@ -475,13 +491,29 @@ impl Pcct {
             }
         }
         let id = self.slots.len() as u32;
-        let depth = self.slots[parent as usize].depth + 1;
-        let mut slot = Slot::new(parent, method, call_site, depth);
+        let depth = self.slots[parent as usize].depth() + 1;
+        let recursive = match ancestors {
+            Some(frames) => frames.iter().any(|frame| frame.method == method),
+            None => self.has_ancestor(parent, method),
+        };
+        let mut slot = Slot::new(parent, method, call_site, depth, recursive);
         slot.next_sibling = self.slots[parent as usize].first_child;
         self.slots.push(slot);
         self.slots[parent as usize].first_child = id;
         self.stats.nodes_created += 1;
         (id, true)
+    }
+
+    /// Whether `node` or one of its ancestors has `method`.
+    fn has_ancestor(&self, mut node: u32, method: MethodId) -> bool {
+        while node != NIL {
+            let slot = &self.slots[node as usize];
+            if slot.method == method && node != 0 {
+                return true;
+            }
+            node = slot.parent;
+        }
+        false
     }
 
     // ----- read access used by queries and exports -----
@@ -506,7 +538,13 @@ impl Pcct {
     }
 
     pub fn depth(&self, node: NodeId) -> usize {
-        self.slot(node).depth as usize
+        self.slot(node).depth() as usize
+    }
+
+    /// Whether `node` is an outermost activation of its method (no ancestor
+    /// has the same method).
+    pub fn is_outermost(&self, node: NodeId) -> bool {
+        self.slot(node).is_outermost()
     }
 
     pub fn parent(&self, node: NodeId) -> Option<NodeId> {

@@ -18,7 +18,6 @@ use std::fmt::Write as _;
 
 use super::{human, percent, unit, ReportOptions};
 use crate::method::{Builtin, MethodId, MethodTable};
-use crate::slot::NodeId;
 use crate::tree::Pcct;
 use crate::weight::Weight;
 
@@ -50,15 +49,8 @@ struct Building {
 pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
     let cum = tree.cumulative();
     let mut building: HashMap<MethodId, Building> = HashMap::new();
-    let mut active: HashMap<MethodId, u32> = HashMap::new();
-    let mut stack: Vec<(NodeId, bool)> = tree.children(NodeId::ROOT).map(|child| (child, false)).collect();
-    while let Some((node, leaving)) = stack.pop() {
+    for node in tree.nodes().skip(1) {
         let method = tree.method(node);
-        if leaving {
-            *active.get_mut(&method).expect("entered before") -= 1;
-            continue;
-        }
-        let outermost = active.get(&method).copied().unwrap_or(0) == 0;
         let parent_method = tree.parent(node).map_or(Builtin::Root.id(), |parent| tree.method(parent));
         let node_self = tree.node_weight(node);
         let node_cum = cum[node.index()];
@@ -70,7 +62,7 @@ pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
         let parent = entry.parents.entry(parent_method).or_default();
         parent.calls += calls;
         parent.base.add(&node_self);
-        if outermost {
+        if tree.is_outermost(node) {
             entry.own.cum.add(&node_cum);
             parent.cum.add(&node_cum);
             for child in tree.children(node) {
@@ -80,9 +72,6 @@ pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
                 record.cum.add(&cum[child.index()]);
             }
         }
-        *active.entry(method).or_default() += 1;
-        stack.push((node, true));
-        stack.extend(tree.children(node).map(|child| (child, false)));
     }
     let metric = tree.config().metric;
     let ordered = |records: HashMap<MethodId, Arc>| {
