@@ -10,7 +10,7 @@ impl Rng {
         Rng(seed.max(1))
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
@@ -20,7 +20,7 @@ impl Rng {
     }
 
     pub fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
+        self.next_u64() % bound.max(1)
     }
 }
 
@@ -54,7 +54,7 @@ pub fn tree_with_nodes(nodes: usize, methods: &mut MethodTable) -> Pcct {
     while tree.node_count() < nodes {
         let mut frames = hot_prefixes[rng.below(50) as usize].clone();
         let extra = 1 + rng.below(12) as usize;
-        frames.extend(stack(&ids, extra, rng.next()));
+        frames.extend(stack(&ids, extra, rng.next_u64()));
         let _ = tree.record(&mut marks, &frames, weight(&mut rng));
     }
     tree
