@@ -1,1 +1,41 @@
-//! The sampler (filled by the agent and sampler issue).
+//! # pcct-sampler — signals, timers, stack capture and the thread registry
+//!
+//! This crate owns all of pcct's signal-handling and raw-memory code and
+//! the sampler thread's loop (Whaley's Figure 4, on HotSpot):
+//!
+//! - [`timer`]: the busy-wait timer (absolute deadlines, adaptive spin).
+//! - [`slots`]: the fixed table of thread slots, one mailbox per thread
+//!   between its signal handler and the sampler.
+//! - `handler`: the signal handler — async-signal-safe, its rules are its
+//!   module documentation.
+//! - [`registers`]: the register checksum (HPROF's ThreadHasRun).
+//! - [`agct`]: AsyncGetCallTrace's types and result codes.
+//! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
+//!   each thread's marked frames, choose and signal threads.
+//! - [`shared`]: what the agent and the HTTP server read (profile, counters,
+//!   recent samples, run-time control).
+//!
+//! It must never: allocate, lock or log in the signal handler; hold a slot
+//! in the DRAINING state across anything slower than a copy; call into the
+//! VM except through the [`resolve::MethodResolver`] the agent provides.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod agct;
+pub mod config;
+pub mod counters;
+mod error;
+mod handler;
+pub mod recent;
+pub mod registers;
+pub mod resolve;
+pub mod sampler;
+pub mod shared;
+pub mod signal;
+pub mod slots;
+pub mod timer;
+
+pub use config::{Mode, SamplerConfig};
+pub use error::{Result, SamplerError};
+pub use sampler::Sampler;
+pub use shared::{Profile, Shared};

@@ -1,0 +1,93 @@
+//! What the sampler is told to do.
+
+use std::time::Duration;
+
+use pcct::TreeConfig;
+use serde::Serialize;
+
+/// Which threads are sampled and what a sample weighs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Threads that used CPU since their last sample; weight = that CPU time.
+    #[default]
+    Cpu,
+    /// Every thread at every tick; weight = elapsed wall time (and CPU time).
+    Wall,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Cpu => "cpu",
+            Mode::Wall => "wall",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "cpu" => Some(Mode::Cpu),
+            "wall" => Some(Mode::Wall),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn from_u8(value: u8) -> Mode {
+        if value == 1 {
+            Mode::Wall
+        } else {
+            Mode::Cpu
+        }
+    }
+
+    pub(crate) fn as_u8(self) -> u8 {
+        match self {
+            Mode::Cpu => 0,
+            Mode::Wall => 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SamplerConfig {
+    pub interval: Duration,
+    pub mode: Mode,
+    /// Most frames walked per sample; deeper stacks are recorded under `[truncated]`.
+    pub depth: usize,
+    /// Skip threads whose CPU clock barely moved (cpu mode). Off: every
+    /// thread is signalled and the register checksum alone decides (HPROF).
+    pub prefilter: bool,
+    /// A thread counts as idle when it used less than this share of an
+    /// interval since its last sample.
+    pub idle_share: f64,
+    /// The sampling signal.
+    pub signal: i32,
+    /// Cap of the busy-wait spin (0: sleep only).
+    pub max_spin: Duration,
+    /// Recent samples kept for `/api/samples`.
+    pub recent_capacity: usize,
+    /// Stop sampling a thread after this many consecutive failed walks when
+    /// it never had a Java stack (JVM service threads, native threads).
+    pub exclude_after_failures: u32,
+    /// Bytes the method names may take before the table starts over.
+    pub methods_limit: usize,
+    pub tree: TreeConfig,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        SamplerConfig {
+            interval: Duration::from_millis(10),
+            mode: Mode::Cpu,
+            depth: 512,
+            prefilter: true,
+            idle_share: 0.1,
+            signal: libc::SIGPROF,
+            max_spin: Duration::from_micros(20),
+            recent_capacity: 4096,
+            exclude_after_failures: 64,
+            methods_limit: 32 << 20,
+            tree: TreeConfig::default(),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Counters of everything the sampler does, as atomics (written by the
+//! sampler thread, read by anyone), and fixed-bucket histograms.
+//!
+//! No tick that does not become a sample goes uncounted: every signalled
+//! or skipped thread ends up in exactly one outcome counter.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+use crate::agct::AgctError;
+
+/// A histogram with fixed upper bounds (nanoseconds), lock-free.
+pub struct Histogram {
+    bounds: &'static [u64],
+    counts: Vec<AtomicU64>,
+    sum: AtomicU64,
+    count: AtomicU64,
+}
+
+/// Bucket bounds for durations from 1 µs to 100 ms.
+pub const DURATION_BOUNDS_NS: &[u64] = &[
+    1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000,
+    100_000_000,
+];
+
+/// A point-in-time copy of a [`Histogram`].
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct HistogramSnapshot {
+    /// (upper bound in ns, cumulative count) pairs, ascending.
+    pub buckets: Vec<(u64, u64)>,
+    pub sum_ns: u64,
+    pub count: u64,
+}
+
+impl Histogram {
+    pub fn new(bounds: &'static [u64]) -> Histogram {
+        Histogram {
+            bounds,
+            counts: bounds.iter().map(|_| AtomicU64::new(0)).collect(),
+            sum: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    pub fn observe(&self, value_ns: u64) {
+        if let Some(index) = self.bounds.iter().position(|&bound| value_ns <= bound) {
+            self.counts[index].fetch_add(1, Ordering::Relaxed);
+        }
+        self.sum.fetch_add(value_ns, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        let mut cumulative = 0;
+        let buckets = self
+            .bounds
+            .iter()
+            .zip(&self.counts)
+            .map(|(&bound, count)| {
+                cumulative += count.load(Ordering::Relaxed);
+                (bound, cumulative)
+            })
+            .collect();
+        HistogramSnapshot { buckets, sum_ns: self.sum.load(Ordering::Relaxed), count: self.count.load(Ordering::Relaxed) }
+    }
+}
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// The sampler's counters.
+        pub struct Counters {
+            $( $(#[$doc])* pub $name: AtomicU64, )*
+            /// Samples per AsyncGetCallTrace failure, indexed like [`AgctError::ALL`]; the last entry counts unknown codes.
+            pub agct_failures: [AtomicU64; AgctError::ALL.len() + 1],
+            /// Time the signal handler took (measured in the handler, observed by the sampler).
+            pub handler_time: Histogram,
+            /// Time one drain (copy, resolve, update the tree) took.
+            pub drain_time: Histogram,
+            /// Time one whole tick took, drain and signals included.
+            pub tick_time: Histogram,
+        }
+
+        /// A plain copy of [`Counters`].
+        #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+        pub struct CountersSnapshot {
+            $( pub $name: u64, )*
+            /// (reason label, samples) for each AsyncGetCallTrace failure code.
+            pub agct_failures: Vec<(String, u64)>,
+            pub handler_time: HistogramSnapshot,
+            pub drain_time: HistogramSnapshot,
+            pub tick_time: HistogramSnapshot,
+        }
+
+        impl Default for Counters {
+            fn default() -> Self {
+                Counters {
+                    $( $name: AtomicU64::new(0), )*
+                    agct_failures: Default::default(),
+                    handler_time: Histogram::new(DURATION_BOUNDS_NS),
+                    drain_time: Histogram::new(DURATION_BOUNDS_NS),
+                    tick_time: Histogram::new(DURATION_BOUNDS_NS),
+                }
+            }
+        }
+
+        impl Counters {
+            pub fn snapshot(&self) -> CountersSnapshot {
+                CountersSnapshot {
+                    $( $name: self.$name.load(Ordering::Relaxed), )*
+                    agct_failures: AgctError::ALL
+                        .iter()
+                        .map(|error| error.label().to_string())
+                        .chain(std::iter::once("other".to_string()))
+                        .zip(&self.agct_failures)
+                        .map(|(label, count)| (label, count.load(Ordering::Relaxed)))
+                        .collect(),
+                    handler_time: self.handler_time.snapshot(),
+                    drain_time: self.drain_time.snapshot(),
+                    tick_time: self.tick_time.snapshot(),
+                }
+            }
+        }
+    };
+}
+
+counters! {
+    /// Timer ticks.
+    ticks,
+    /// Ticks that started more than a tenth of the interval late.
+    ticks_late,
+    /// Whole intervals the timer skipped because it fell behind.
+    ticks_missed,
+    /// Nanoseconds the timer spun waiting for deadlines.
+    spin_ns,
+    /// Signals sent to threads.
+    signals_sent,
+    /// Signals that could not be sent (thread already gone, or another error).
+    signal_failures,
+    /// Signals nobody from pcct sent (received by the handler and ignored).
+    signals_stray,
+    /// Signals that arrived for a request no longer pending.
+    signals_stale,
+    /// Samples recorded into the tree with a Java stack.
+    samples_recorded,
+    /// Threads skipped at a tick because their CPU clock barely moved (cpu mode).
+    samples_idle,
+    /// Samples whose register checksum matched the previous one: the thread had not run.
+    samples_filtered,
+    /// Samples where AsyncGetCallTrace failed (recorded under a pseudo-frame; by code in `agct_failures`).
+    samples_failed,
+    /// Threads not signalled because their previous sample was still being handled or drained.
+    samples_busy,
+    /// Requests withdrawn because the signal was never handled.
+    samples_lost,
+    /// Samples dropped because the tree's arena was full.
+    samples_dropped_full,
+    /// Stacks deeper than the configured depth (recorded under `[truncated]`).
+    samples_truncated,
+    /// Ticks whose drain was put off because the profile was locked by a reader.
+    drains_deferred,
+    /// CPU time recorded in samples, nanoseconds.
+    cpu_ns_recorded,
+    /// CPU time of threads between checksum-filtered samples, nanoseconds.
+    cpu_ns_filtered,
+    /// Threads registered so far.
+    threads_registered,
+    /// Threads that ended.
+    threads_ended,
+    /// Threads no longer sampled because AsyncGetCallTrace never walked them (JVM service threads).
+    threads_excluded,
+    /// Threads that could not be registered (table full).
+    threads_untracked,
+    /// Methods whose names were read from the VM.
+    methods_resolved,
+    /// Method ids whose class was unloaded before they could be named.
+    methods_unloaded,
+    /// Method ids the VM could not name for another reason.
+    methods_failed,
+    /// Times the method table outgrew its limit and started over (with a purge).
+    method_table_resets,
+}
+
+impl Counters {
+    pub fn count_agct_failure(&self, error: AgctError) {
+        let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
+        self.agct_failures[index].fetch_add(1, Ordering::Relaxed);
+        self.samples_failed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn add(counter: &AtomicU64, value: u64) {
+        counter.fetch_add(value, Ordering::Relaxed);
+    }
+}

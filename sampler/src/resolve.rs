@@ -1,0 +1,110 @@
+//! Naming methods: the sampler asks the VM (through the agent's
+//! [`MethodResolver`]) once per new method id and caches the answer.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+use pcct::{LineEntry, MethodId, MethodTable};
+
+/// A method's names as the VM reports them (class in source form).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodDesc {
+    pub class: String,
+    pub name: String,
+    pub signature: String,
+    pub lines: Vec<LineEntry>,
+}
+
+/// Why a method id could not be named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResolveError {
+    /// The method's class was unloaded (JVMTI_ERROR_INVALID_METHODID).
+    Unloaded,
+    /// Any other VM error code.
+    Failed(u32),
+}
+
+/// Names method ids. Implemented by the agent with JVMTI; called only on
+/// the sampler thread, which is attached to the VM.
+pub trait MethodResolver {
+    fn resolve(&mut self, method_id: *mut c_void) -> Result<MethodDesc, ResolveError>;
+}
+
+/// A resolver for tests and for VMs that cannot name methods: every id
+/// becomes `[unknown_method]`.
+pub struct NoNames;
+
+impl MethodResolver for NoNames {
+    fn resolve(&mut self, _method_id: *mut c_void) -> Result<MethodDesc, ResolveError> {
+        Err(ResolveError::Failed(0))
+    }
+}
+
+/// Most cached ids before the cache is cleared (ids still in use are
+/// named again; ids of unloaded classes are never looked up again).
+const CACHE_LIMIT: usize = 1 << 20;
+
+/// jmethodID -> interned method.
+#[derive(Default)]
+pub(crate) struct MethodCache {
+    ids: HashMap<usize, MethodId>,
+    /// Named since the last `intern_pending`, not yet interned.
+    pending: Vec<(usize, Result<MethodDesc, ResolveError>)>,
+    pending_ids: HashMap<usize, ()>,
+}
+
+impl MethodCache {
+    pub(crate) fn get(&self, method_id: usize) -> Option<MethodId> {
+        self.ids.get(&method_id).copied()
+    }
+
+    /// Names `method_id` if it is new (outside any lock).
+    pub(crate) fn resolve_if_new(&mut self, method_id: usize, resolver: &mut dyn MethodResolver) -> bool {
+        if method_id == 0 || self.ids.contains_key(&method_id) || self.pending_ids.contains_key(&method_id) {
+            return false;
+        }
+        let answer = resolver.resolve(method_id as *mut c_void);
+        self.pending.push((method_id, answer));
+        self.pending_ids.insert(method_id, ());
+        true
+    }
+
+    /// Interns what was named (under the profile lock). Returns
+    /// (resolved, unloaded, failed) counts.
+    pub(crate) fn intern_pending(&mut self, methods: &mut MethodTable) -> (u64, u64, u64) {
+        if self.ids.len() + self.pending.len() > CACHE_LIMIT {
+            self.ids.clear();
+        }
+        let mut counts = (0, 0, 0);
+        for (method_id, answer) in self.pending.drain(..) {
+            let id = match answer {
+                Ok(desc) => {
+                    counts.0 += 1;
+                    let id = methods.intern(&desc.class, &desc.name, &desc.signature);
+                    if !desc.lines.is_empty() && methods.get(id).lines.is_none() {
+                        methods.set_lines(id, desc.lines);
+                    }
+                    id
+                }
+                Err(ResolveError::Unloaded) => {
+                    counts.1 += 1;
+                    pcct::Builtin::Unloaded.id()
+                }
+                Err(ResolveError::Failed(_)) => {
+                    counts.2 += 1;
+                    pcct::Builtin::UnknownMethod.id()
+                }
+            };
+            self.ids.insert(method_id, id);
+        }
+        self.pending_ids.clear();
+        counts
+    }
+
+    /// Forgets every id (their MethodIds belong to a method table that was replaced).
+    pub(crate) fn clear(&mut self) {
+        self.ids.clear();
+        self.pending.clear();
+        self.pending_ids.clear();
+    }
+}

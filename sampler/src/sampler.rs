@@ -1,0 +1,464 @@
+//! The sampler thread's loop: wait for the tick, drain what the handlers
+//! wrote, update the PCCT, choose the threads that ran and signal them.
+//!
+//! One tick, in order:
+//! 1. [`BusyWaitTimer::wait`] for the deadline.
+//! 2. Collect: copy every READY slot's result out (READY -> DRAINING ->
+//!    IDLE), free the slots of threads that ended, withdraw requests that
+//!    were never answered.
+//! 3. Name new method ids through the agent's resolver (no lock held).
+//! 4. Apply: under the profile lock, turn each result into a stack of
+//!    interned methods (or a pseudo-frame) and record it through the
+//!    thread's marks, weighted by the CPU time since its previous sample.
+//! 5. Signal: for each idle slot, read the thread's CPU clock; in cpu mode
+//!    skip it if it used less than `idle_share` of an interval since its
+//!    last sample (its CPU time carries over), else mark the slot REQUESTED
+//!    and send the signal. Its handler runs on the thread (see `handler`);
+//!    the result is collected at the next tick.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pcct::{Builtin, Frame, Marks, MethodId, Weight};
+
+use crate::agct::{AgctError, CallFrame};
+use crate::config::Mode;
+use crate::counters::Counters;
+use crate::handler;
+use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
+use crate::resolve::{MethodCache, MethodResolver};
+use crate::shared::Shared;
+use crate::signal::{self, SendError};
+use crate::slots::{
+    self, Registry, ThreadOrigin, DRAINING, HIGH_WATER, IDLE, READY, REQUESTED, RESULT_FILTERED, RESULT_NO_AGCT,
+    RETIRED, SLOTS,
+};
+use crate::timer::{now_ns, BusyWaitTimer};
+
+/// Ticks a request may stay unanswered before it is withdrawn.
+const LOST_AFTER_TICKS: u64 = 50;
+/// Samples kept across ticks while the profile lock is busy.
+const MAX_PENDING: usize = 65_536;
+
+/// What the sampler keeps about one registered thread.
+struct ThreadState {
+    generation: u32,
+    tid: i32,
+    marks: Marks,
+    /// CPU and wall clocks at the thread's previous sample (the weight baseline).
+    cpu_at_sample: u64,
+    wall_at_sample: u64,
+    /// Clocks read when the pending request was made.
+    cpu_at_request: u64,
+    wall_at_request: u64,
+    requested_tick: u64,
+    consecutive_failures: u32,
+    ever_walked: bool,
+    excluded: bool,
+}
+
+/// A result copied out of a slot.
+struct Collected {
+    slot: usize,
+    generation: u32,
+    tid: i32,
+    result: i32,
+    checksum: u64,
+    cpu_delta: u64,
+    wall_delta: u64,
+    /// (jmethodID, bci), leaf first.
+    frames: Vec<(usize, i32)>,
+}
+
+pub struct Sampler<'r> {
+    shared: Arc<Shared>,
+    registry: Arc<Registry>,
+    resolver: &'r mut dyn MethodResolver,
+    threads: Vec<Option<ThreadState>>,
+    cache: MethodCache,
+    pending: Vec<Collected>,
+    scratch_stack: Vec<Frame>,
+    scratch_marks: Marks,
+    pseudo: Vec<MethodId>,
+    tick: u64,
+    mode: Mode,
+    started_ns: u64,
+}
+
+fn counters_add(counter: &std::sync::atomic::AtomicU64, value: u64) {
+    Counters::add(counter, value);
+}
+
+impl<'r> Sampler<'r> {
+    pub fn new(shared: Arc<Shared>, registry: Arc<Registry>, resolver: &'r mut dyn MethodResolver) -> Sampler<'r> {
+        let depth = shared.config.depth;
+        let mode = shared.control.mode();
+        Sampler {
+            shared,
+            registry,
+            resolver,
+            threads: (0..slots::MAX_THREADS).map(|_| None).collect(),
+            cache: MethodCache::default(),
+            pending: Vec::new(),
+            scratch_stack: Vec::with_capacity(depth + 1),
+            scratch_marks: Marks::new(),
+            pseudo: Vec::new(),
+            tick: 0,
+            mode,
+            started_ns: now_ns(),
+        }
+    }
+
+    /// Runs until [`crate::shared::Control::request_stop`], then drains once
+    /// more so that every sample taken is in the profile.
+    pub fn run(&mut self) {
+        signal::block_in_current_thread(self.shared.config.signal);
+        let mut timer = BusyWaitTimer::new(self.shared.control.interval(), self.shared.config.max_spin);
+        while !self.shared.control.stop_requested() {
+            let interval = self.shared.control.interval();
+            timer.set_interval(interval);
+            let tick = timer.wait();
+            let tick_start = now_ns();
+            let counters = &self.shared.counters;
+            counters_add(&counters.ticks, 1);
+            counters_add(&counters.ticks_missed, tick.missed);
+            counters_add(&counters.spin_ns, tick.spun_ns);
+            if tick.is_late(interval) {
+                counters_add(&counters.ticks_late, 1);
+            }
+            self.tick += 1;
+            self.follow_mode();
+            self.drain(interval / 2);
+            if self.shared.control.is_running() {
+                self.signal_threads(interval);
+            }
+            self.shared.counters.tick_time.observe(now_ns() - tick_start);
+        }
+        // Final drain: give outstanding handlers a moment, then apply everything.
+        let deadline = Instant::now() + Duration::from_millis(50);
+        while Instant::now() < deadline && self.any_requested() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.drain(Duration::from_secs(2));
+        self.shared.finished.store(true, Ordering::Release);
+    }
+
+    fn follow_mode(&mut self) {
+        let mode = self.shared.control.mode();
+        if mode != self.mode {
+            self.mode = mode;
+            let mut profile = self.shared.profile.lock();
+            let mut config = profile.tree.config().clone();
+            config.metric = match mode {
+                Mode::Cpu => pcct::Metric::CpuNs,
+                Mode::Wall => pcct::Metric::WallNs,
+            };
+            if let Ok(tree) = pcct::Pcct::new(config) {
+                profile.tree = tree;
+            }
+        }
+    }
+
+    fn any_requested(&self) -> bool {
+        let high = HIGH_WATER.load(Ordering::Acquire);
+        SLOTS[..high].iter().any(|slot| slot.state.load(Ordering::Acquire) == REQUESTED)
+    }
+
+    /// Steps 2-4 of a tick.
+    pub(crate) fn drain(&mut self, lock_wait: Duration) {
+        let start = now_ns();
+        self.collect();
+        for sample in &self.pending {
+            for &(method_id, _) in &sample.frames {
+                self.cache.resolve_if_new(method_id, self.resolver);
+            }
+        }
+        let shared = Arc::clone(&self.shared);
+        if self.pending.is_empty() {
+            if let Some(mut profile) = shared.profile.try_lock() {
+                profile.tree.purge_if_due(Instant::now());
+            }
+            return;
+        }
+        let Some(mut profile) = shared.profile.try_lock_for(lock_wait) else {
+            counters_add(&shared.counters.drains_deferred, 1);
+            if self.pending.len() > MAX_PENDING {
+                let excess = self.pending.len() - MAX_PENDING;
+                self.pending.drain(..excess);
+                counters_add(&shared.counters.samples_lost, excess as u64);
+            }
+            return;
+        };
+        let profile = &mut *profile;
+        self.bound_method_table(profile);
+        let (resolved, unloaded, failed) = self.cache.intern_pending(&mut profile.methods);
+        counters_add(&shared.counters.methods_resolved, resolved);
+        counters_add(&shared.counters.methods_unloaded, unloaded);
+        counters_add(&shared.counters.methods_failed, failed);
+        if self.pseudo.is_empty() {
+            let names = AgctError::ALL.iter().chain(std::iter::once(&AgctError::Other(0)));
+            self.pseudo = names.map(|error| profile.methods.intern_pseudo(error.pseudo_frame())).collect();
+        }
+        let mut recent = shared.recent.lock();
+        let pending = std::mem::take(&mut self.pending);
+        for sample in &pending {
+            let record = self.apply(profile, sample);
+            recent.push(record);
+        }
+        drop(recent);
+        profile.tree.purge_if_due(Instant::now());
+        self.pending = pending;
+        self.pending.clear();
+        shared.counters.drain_time.observe(now_ns() - start);
+    }
+
+    /// Keeps the method table within `methods_limit` bytes: past it, the
+    /// tree is purged (it is the only user of the old ids), the table and the
+    /// id cache start over, and the recent samples (whose frames are ids of
+    /// the old table) are forgotten. Ids named in this tick are named again.
+    fn bound_method_table(&mut self, profile: &mut crate::shared::Profile) {
+        if profile.methods.approx_bytes() <= self.shared.config.methods_limit {
+            return;
+        }
+        if profile.tree.node_count() > 1 {
+            profile.tree.purge();
+        }
+        profile.methods = pcct::MethodTable::new();
+        self.pseudo.clear();
+        self.cache.clear();
+        self.shared.recent.lock().clear();
+        counters_add(&self.shared.counters.method_table_resets, 1);
+        for sample in &self.pending {
+            for &(method_id, _) in &sample.frames {
+                self.cache.resolve_if_new(method_id, self.resolver);
+            }
+        }
+    }
+
+    /// Step 2: copy READY results, free retired slots, withdraw lost requests.
+    fn collect(&mut self) {
+        let high = HIGH_WATER.load(Ordering::Acquire);
+        for index in 0..high {
+            let slot = &SLOTS[index];
+            match slot.state.load(Ordering::Acquire) {
+                READY => {
+                    if !slot.cas_state(READY, DRAINING) {
+                        continue;
+                    }
+                    let generation = slot.generation.load(Ordering::Acquire);
+                    let result = slot.result.load(Ordering::Relaxed);
+                    let checksum = slot.checksum.load(Ordering::Relaxed);
+                    let handler_ns = slot.handler_ns.load(Ordering::Relaxed);
+                    let mut frames = Vec::new();
+                    if result > 0 {
+                        let buffer = slot.frames.load(Ordering::Acquire);
+                        let count = (result as usize).min(slot.capacity.load(Ordering::Relaxed) as usize);
+                        // SAFETY: the slot is DRAINING, so its handler is done and
+                        // no one else touches the buffer, which holds `capacity`
+                        // frames of which the handler wrote `result`.
+                        let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer, count) };
+                        frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
+                    }
+                    slot.state.store(IDLE, Ordering::Release);
+                    self.shared.counters.handler_time.observe(handler_ns);
+                    let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == generation) else {
+                        continue;
+                    };
+                    let collected = Collected {
+                        slot: index,
+                        generation,
+                        tid: state.tid,
+                        result,
+                        checksum,
+                        cpu_delta: state.cpu_at_request.saturating_sub(state.cpu_at_sample),
+                        wall_delta: state.wall_at_request.saturating_sub(state.wall_at_sample),
+                        frames,
+                    };
+                    state.cpu_at_sample = state.cpu_at_request;
+                    state.wall_at_sample = state.wall_at_request;
+                    self.pending.push(collected);
+                }
+                RETIRED => {
+                    if self.threads[index].take().is_some() {
+                        counters_add(&self.shared.counters.threads_ended, 1);
+                    }
+                    self.registry.release(index);
+                }
+                REQUESTED => {
+                    let lost = self.threads[index]
+                        .as_ref()
+                        .is_some_and(|state| self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS);
+                    if lost && slot.cas_state(REQUESTED, IDLE) {
+                        counters_add(&self.shared.counters.samples_lost, 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let stray = handler::STRAY_SIGNALS.swap(0, Ordering::Relaxed);
+        let stale = handler::STALE_SIGNALS.swap(0, Ordering::Relaxed);
+        counters_add(&self.shared.counters.signals_stray, stray);
+        counters_add(&self.shared.counters.signals_stale, stale);
+    }
+
+    /// Step 4 for one sample.
+    fn apply(&mut self, profile: &mut crate::shared::Profile, sample: &Collected) -> SampleRecord {
+        let counters = &self.shared.counters;
+        let weight = Weight { samples: 1, cpu_ns: sample.cpu_delta, wall_ns: sample.wall_delta };
+        let mut record = SampleRecord {
+            seq: 0,
+            time_ns: now_ns().saturating_sub(self.started_ns),
+            tid: sample.tid,
+            cpu_delta_ns: sample.cpu_delta,
+            wall_delta_ns: sample.wall_delta,
+            checksum: sample.checksum,
+            outcome: Outcome::Recorded,
+            depth: 0,
+            top: [Builtin::UnknownMethod.id(); TOP_FRAMES],
+            top_len: 0,
+        };
+        let Some(state) = self.threads[sample.slot].as_mut().filter(|s| s.generation == sample.generation) else {
+            return record;
+        };
+        if sample.result == RESULT_FILTERED {
+            counters_add(&counters.samples_filtered, 1);
+            counters_add(&counters.cpu_ns_filtered, sample.cpu_delta);
+            record.outcome = Outcome::Filtered;
+            if self.mode == Mode::Wall {
+                profile.tree.record_at_marked_leaf(&state.marks, weight);
+            }
+            return record;
+        }
+        if sample.result <= 0 || sample.result == RESULT_NO_AGCT {
+            let error = if sample.result == RESULT_NO_AGCT {
+                AgctError::Other(sample.result)
+            } else {
+                AgctError::from_code(sample.result)
+            };
+            counters.count_agct_failure(error);
+            state.consecutive_failures += 1;
+            if !state.ever_walked && state.consecutive_failures >= self.shared.config.exclude_after_failures {
+                state.excluded = true;
+                counters_add(&counters.threads_excluded, 1);
+            }
+            let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
+            let pseudo = self.pseudo[index];
+            record.outcome = Outcome::Failed { code: error.code() };
+            record.top[0] = pseudo;
+            record.top_len = 1;
+            // Failed samples go under their pseudo-frame with throwaway
+            // marks: the thread's own marks stay those of its last stack.
+            self.scratch_marks.clear();
+            if profile.tree.record(&mut self.scratch_marks, &[Frame::new(pseudo, -1)], weight).is_ok() {
+                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
+            } else {
+                counters_add(&counters.samples_dropped_full, 1);
+            }
+            return record;
+        }
+        state.consecutive_failures = 0;
+        state.ever_walked = true;
+        let depth = self.shared.config.depth;
+        let truncated = sample.frames.len() > depth;
+        let used = &sample.frames[..sample.frames.len().min(depth)];
+        self.scratch_stack.clear();
+        if truncated {
+            counters_add(&counters.samples_truncated, 1);
+            self.scratch_stack.push(Frame::new(Builtin::Truncated.id(), -1));
+        }
+        for &(method_id, bci) in used.iter().rev() {
+            let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
+            self.scratch_stack.push(Frame::new(method, bci));
+        }
+        record.depth = sample.frames.len() as u32;
+        for (slot, &(method_id, _)) in record.top.iter_mut().zip(used) {
+            *slot = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
+        }
+        record.top_len = used.len().min(TOP_FRAMES) as u8;
+        match profile.tree.record(&mut state.marks, &self.scratch_stack, weight) {
+            Ok(_) => {
+                counters_add(&counters.samples_recorded, 1);
+                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
+            }
+            Err(_) => {
+                counters_add(&counters.samples_dropped_full, 1);
+                record.outcome = Outcome::DroppedFull;
+            }
+        }
+        record
+    }
+
+    /// Step 5: decide which threads to signal, and signal them.
+    fn signal_threads(&mut self, interval: Duration) {
+        let high = HIGH_WATER.load(Ordering::Acquire);
+        let threshold = (interval.as_nanos() as f64 * self.shared.config.idle_share) as u64;
+        let prefilter = self.shared.config.prefilter && self.mode == Mode::Cpu;
+        let signal = self.shared.config.signal;
+        let wall_now = now_ns();
+        for index in 0..high {
+            let slot = &SLOTS[index];
+            let state = slot.state.load(Ordering::Acquire);
+            if state == slots::FREE || state == RETIRED {
+                continue;
+            }
+            let generation = slot.generation.load(Ordering::Acquire);
+            let tid = slot.tid.load(Ordering::Relaxed);
+            let known = self.threads[index].as_ref().is_some_and(|thread| thread.generation == generation);
+            let Some(cpu_now) = slots::thread_cpu_ns(tid) else {
+                continue;
+            };
+            if !known {
+                // First sight: CPU time before it is not attributed to any stack.
+                self.threads[index] = Some(ThreadState::new(generation, tid, cpu_now, wall_now));
+                counters_add(&self.shared.counters.threads_registered, 1);
+            }
+            let Some(thread) = self.threads[index].as_mut() else { continue };
+            if thread.excluded {
+                continue;
+            }
+            if state != IDLE {
+                counters_add(&self.shared.counters.samples_busy, 1);
+                continue;
+            }
+            if prefilter && cpu_now.saturating_sub(thread.cpu_at_sample) < threshold {
+                counters_add(&self.shared.counters.samples_idle, 1);
+                continue;
+            }
+            if !slot.cas_state(IDLE, REQUESTED) {
+                continue;
+            }
+            thread.cpu_at_request = cpu_now;
+            thread.wall_at_request = now_ns();
+            thread.requested_tick = self.tick;
+            match signal::send(signal, tid, handler::encode(index, generation)) {
+                Ok(()) => counters_add(&self.shared.counters.signals_sent, 1),
+                Err(error) => {
+                    slot.cas_state(REQUESTED, IDLE);
+                    counters_add(&self.shared.counters.signal_failures, 1);
+                    if error == SendError::NoSuchThread && self.registry.origin(index) == Some(ThreadOrigin::Discovered) {
+                        self.registry.retire(tid);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ThreadState {
+    fn new(generation: u32, tid: i32, cpu_now: u64, wall_now: u64) -> ThreadState {
+        ThreadState {
+            generation,
+            tid,
+            marks: Marks::new(),
+            cpu_at_sample: cpu_now,
+            wall_at_sample: wall_now,
+            cpu_at_request: cpu_now,
+            wall_at_request: wall_now,
+            requested_tick: 0,
+            consecutive_failures: 0,
+            ever_walked: false,
+            excluded: false,
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! State the sampler shares with the agent and the HTTP server.
+//!
+//! The sampler thread owns the sampling; others read answers here:
+//! - `profile` (tree + method names) behind a mutex. The sampler holds it
+//!   only while it applies one tick's samples; readers hold it only to copy
+//!   out an answer (hot lists: microseconds; a whole-tree snapshot: a
+//!   memcpy). The sampler waits at most half an interval for it and
+//!   otherwise keeps the samples for the next tick (counted as a deferred
+//!   drain), so no reader can stall sampling.
+//! - `counters`: atomics.
+//! - `recent`: the recent samples ring.
+//! - `control`: what the sampler should do, read at every tick.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use pcct::{MethodTable, Pcct, TreeConfig};
+
+use crate::config::{Mode, SamplerConfig};
+use crate::counters::Counters;
+use crate::error::Result;
+use crate::recent::RecentSamples;
+
+/// The tree and the names of its methods.
+#[derive(Clone)]
+pub struct Profile {
+    pub tree: Pcct,
+    pub methods: MethodTable,
+}
+
+impl Profile {
+    pub fn new(config: TreeConfig) -> Result<Profile> {
+        Ok(Profile { tree: Pcct::new(config)?, methods: MethodTable::new() })
+    }
+}
+
+/// Run-time control of the sampler (the `/api/sampling` knobs).
+pub struct Control {
+    running: AtomicBool,
+    stop: AtomicBool,
+    interval_ns: AtomicU64,
+    mode: AtomicU8,
+}
+
+impl Control {
+    fn new(config: &SamplerConfig) -> Control {
+        Control {
+            running: AtomicBool::new(true),
+            stop: AtomicBool::new(false),
+            interval_ns: AtomicU64::new(config.interval.as_nanos() as u64),
+            mode: AtomicU8::new(config.mode.as_u8()),
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
+    /// Pauses (false) or resumes (true) sampling; the thread keeps ticking.
+    pub fn set_running(&self, running: bool) {
+        self.running.store(running, Ordering::Release);
+    }
+
+    pub fn interval(&self) -> Duration {
+        Duration::from_nanos(self.interval_ns.load(Ordering::Acquire))
+    }
+
+    pub fn set_interval(&self, interval: Duration) {
+        self.interval_ns.store(interval.as_nanos() as u64, Ordering::Release);
+    }
+
+    pub fn mode(&self) -> Mode {
+        Mode::from_u8(self.mode.load(Ordering::Acquire))
+    }
+
+    /// Changes the mode; the sampler purges the tree when it takes effect,
+    /// since cpu and wall profiles are sorted by different weights.
+    pub fn set_mode(&self, mode: Mode) {
+        self.mode.store(mode.as_u8(), Ordering::Release);
+    }
+
+    /// Asks the sampler thread to finish its last drain and return.
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// Facts about the profiled VM, filled in by the agent.
+#[derive(Clone, Debug, Default)]
+pub struct VmInfo {
+    pub jvm_name: String,
+    pub jvm_version: String,
+    pub pid: u32,
+}
+
+pub struct Shared {
+    pub profile: Mutex<Profile>,
+    pub counters: Counters,
+    pub recent: Mutex<RecentSamples>,
+    pub control: Control,
+    pub config: SamplerConfig,
+    pub vm: Mutex<VmInfo>,
+    pub started: Instant,
+    /// Set when the sampler thread has returned.
+    pub finished: AtomicBool,
+}
+
+impl Shared {
+    pub fn new(config: SamplerConfig) -> Result<Shared> {
+        Ok(Shared {
+            profile: Mutex::new(Profile::new(config.tree.clone())?),
+            counters: Counters::default(),
+            recent: Mutex::new(RecentSamples::new(config.recent_capacity)),
+            control: Control::new(&config),
+            config,
+            vm: Mutex::new(VmInfo::default()),
+            started: Instant::now(),
+            finished: AtomicBool::new(false),
+        })
+    }
+
+    /// Purges the tree now (readers' request: `POST /api/purge`).
+    pub fn purge(&self) {
+        self.profile.lock().tree.purge();
+    }
+
+    /// A copy of the whole profile, taken under the lock (a memcpy of the
+    /// arena), for answers that take longer to compute than a lock may be held.
+    pub fn snapshot(&self) -> Profile {
+        self.profile.lock().clone()
+    }
+}

@@ -1,0 +1,279 @@
+//! The thread registry: a fixed table of thread slots, shared by the thread
+//! itself (registration, its signal handler), the sampler thread and
+//! nobody else.
+//!
+//! A slot is a one-element mailbox between a thread's signal handler and the
+//! sampler thread. Its `state` moves:
+//!
+//! ```text
+//! FREE --register--> IDLE --sampler: request--> REQUESTED --handler--> IN_HANDLER
+//!                     ^                            |                       |
+//!                     |   (request never answered) |                       v
+//!                     +----------------------------+      IDLE <--sampler-- READY
+//!                                                          (DRAINING while read)
+//! any registered state --ThreadEnd--> RETIRED --sampler--> FREE
+//! ```
+//!
+//! Only the handler moves REQUESTED -> IN_HANDLER -> READY; only the sampler
+//! moves IDLE -> REQUESTED, READY -> DRAINING -> IDLE and RETIRED -> FREE;
+//! only registration moves FREE -> IDLE and anything -> RETIRED. Every move
+//! is a compare-and-swap, so a late signal, a thread that ends while it is
+//! being sampled, or a reused thread id can at worst lose one sample (which
+//! is counted); it can never make two parties use one buffer at once.
+//!
+//! Frame buffers are allocated at registration (never in the handler) and
+//! kept with their slot for the next thread, so memory is bounded by the
+//! peak number of live threads times the stack depth.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use crate::agct::CallFrame;
+use crate::error::{Result, SamplerError};
+
+/// Most threads tracked at once. More are not sampled (and counted).
+pub const MAX_THREADS: usize = 8192;
+
+pub(crate) const FREE: u32 = 0;
+pub(crate) const IDLE: u32 = 1;
+pub(crate) const REQUESTED: u32 = 2;
+pub(crate) const IN_HANDLER: u32 = 3;
+pub(crate) const READY: u32 = 4;
+pub(crate) const DRAINING: u32 = 5;
+pub(crate) const RETIRED: u32 = 6;
+
+/// `result` of a sample the register checksum filtered (the thread had not run).
+pub const RESULT_FILTERED: i32 = i32::MIN;
+/// `result` when AsyncGetCallTrace was not found.
+pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
+
+/// One thread's slot. All fields are atomics: the signal handler reads and
+/// writes them without locks.
+pub struct Slot {
+    pub(crate) state: AtomicU32,
+    /// Bumped at every registration; signals carry it, stale ones are refused.
+    pub(crate) generation: AtomicU32,
+    pub(crate) tid: AtomicI32,
+    /// The thread's JNIEnv (AsyncGetCallTrace's `env_id`); may be a stand-in
+    /// for threads discovered without one (see `register`).
+    pub(crate) env: AtomicPtr<c_void>,
+    pub(crate) frames: AtomicPtr<CallFrame>,
+    pub(crate) capacity: AtomicU32,
+    /// Checksum of the registers at the thread's previous signal (0: none).
+    /// Written only by the handler, on the thread itself.
+    pub(crate) last_checksum: AtomicU64,
+    // Results of the last handler run, published by the store of READY.
+    pub(crate) result: AtomicI32,
+    pub(crate) checksum: AtomicU64,
+    pub(crate) handler_ns: AtomicU64,
+}
+
+impl Slot {
+    const fn new() -> Slot {
+        Slot {
+            state: AtomicU32::new(FREE),
+            generation: AtomicU32::new(0),
+            tid: AtomicI32::new(0),
+            env: AtomicPtr::new(std::ptr::null_mut()),
+            frames: AtomicPtr::new(std::ptr::null_mut()),
+            capacity: AtomicU32::new(0),
+            last_checksum: AtomicU64::new(0),
+            result: AtomicI32::new(0),
+            checksum: AtomicU64::new(0),
+            handler_ns: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn cas_state(&self, from: u32, to: u32) -> bool {
+        self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+}
+
+/// The table. A `static` so the signal handler reaches it with no
+/// initialisation, allocation or lock.
+pub(crate) static SLOTS: [Slot; MAX_THREADS] = [const { Slot::new() }; MAX_THREADS];
+
+/// One past the highest slot index ever used (the sampler scans below it).
+pub(crate) static HIGH_WATER: AtomicUsize = AtomicUsize::new(0);
+
+/// How a thread came to be registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadOrigin {
+    /// A JVMTI ThreadStart event (or VMInit for the main thread): the
+    /// thread's own JNIEnv is known.
+    Started,
+    /// Found in `/proc/self/task` (late attach, or started before VMInit).
+    Discovered,
+}
+
+/// Identifies a registered thread: its slot and the registration generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadKey {
+    pub slot: usize,
+    pub generation: u32,
+}
+
+struct RegistryInner {
+    by_tid: HashMap<i32, ThreadKey>,
+    origin: HashMap<usize, ThreadOrigin>,
+    free: Vec<usize>,
+    depth: usize,
+}
+
+/// Registration and retirement of threads (never called from a handler).
+pub struct Registry {
+    inner: Mutex<RegistryInner>,
+}
+
+impl Registry {
+    /// A registry whose threads get frame buffers of `depth` frames.
+    pub fn new(depth: usize) -> Registry {
+        Registry { inner: Mutex::new(RegistryInner { by_tid: HashMap::new(), origin: HashMap::new(), free: Vec::new(), depth }) }
+    }
+
+    /// Registers thread `tid`. Called on the thread itself at ThreadStart /
+    /// VMInit, or by the sampler for discovered threads. A thread already
+    /// registered under the same tid (a reused tid whose end we missed) is
+    /// retired first.
+    pub fn register(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin) -> Result<ThreadKey> {
+        let mut inner = self.inner.lock();
+        if let Some(old) = inner.by_tid.remove(&tid) {
+            retire_slot(old);
+        }
+        let index = match inner.free.pop() {
+            Some(index) => index,
+            None => {
+                let next = HIGH_WATER.load(Ordering::Acquire);
+                if next >= MAX_THREADS {
+                    return Err(SamplerError::TooManyThreads { limit: MAX_THREADS });
+                }
+                next
+            }
+        };
+        let slot = &SLOTS[index];
+        let needed = inner.depth + 1;
+        if (slot.capacity.load(Ordering::Relaxed) as usize) < needed {
+            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; needed].into_boxed_slice();
+            let old = slot.frames.swap(Box::into_raw(buffer) as *mut CallFrame, Ordering::AcqRel);
+            let old_capacity = slot.capacity.swap(needed as u32, Ordering::AcqRel) as usize;
+            if !old.is_null() {
+                // SAFETY: the slot is FREE (or never used): no handler or
+                // sampler uses its buffer, which was made by Box::into_raw
+                // of a boxed slice of `old_capacity` frames.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, old_capacity)) });
+            }
+        }
+        slot.tid.store(tid, Ordering::Relaxed);
+        slot.env.store(env, Ordering::Relaxed);
+        slot.last_checksum.store(0, Ordering::Relaxed);
+        slot.result.store(0, Ordering::Relaxed);
+        let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
+        slot.generation.store(generation, Ordering::Release);
+        slot.state.store(IDLE, Ordering::Release);
+        if index >= HIGH_WATER.load(Ordering::Acquire) {
+            HIGH_WATER.store(index + 1, Ordering::Release);
+        }
+        let key = ThreadKey { slot: index, generation };
+        inner.by_tid.insert(tid, key);
+        inner.origin.insert(index, origin);
+        Ok(key)
+    }
+
+    /// Retires thread `tid` (its ThreadEnd). The sampler frees the slot.
+    pub fn retire(&self, tid: i32) -> bool {
+        let mut inner = self.inner.lock();
+        match inner.by_tid.remove(&tid) {
+            Some(key) => {
+                retire_slot(key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Returns a retired slot to the free list (sampler only).
+    pub(crate) fn release(&self, slot: usize) {
+        if SLOTS[slot].cas_state(RETIRED, FREE) {
+            let mut inner = self.inner.lock();
+            inner.origin.remove(&slot);
+            inner.free.push(slot);
+        }
+    }
+
+    /// The key of a registered tid.
+    pub fn key_of(&self, tid: i32) -> Option<ThreadKey> {
+        self.inner.lock().by_tid.get(&tid).copied()
+    }
+
+    pub fn origin(&self, slot: usize) -> Option<ThreadOrigin> {
+        self.inner.lock().origin.get(&slot).copied()
+    }
+
+    /// Registered thread ids.
+    pub fn tids(&self) -> Vec<i32> {
+        self.inner.lock().by_tid.keys().copied().collect()
+    }
+
+    pub fn registered(&self) -> usize {
+        self.inner.lock().by_tid.len()
+    }
+}
+
+/// Moves a slot of `key` to RETIRED, waiting out a drain in progress.
+fn retire_slot(key: ThreadKey) {
+    let slot = &SLOTS[key.slot];
+    if slot.generation.load(Ordering::Acquire) != key.generation {
+        return;
+    }
+    loop {
+        let state = slot.state.load(Ordering::Acquire);
+        match state {
+            FREE | RETIRED => return,
+            // The sampler is copying this slot's frames: it finishes in microseconds.
+            DRAINING | IN_HANDLER => std::thread::yield_now(),
+            _ => {
+                if slot.cas_state(state, RETIRED) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The CPU-time clock of thread `tid` (what `pthread_getcpuclockid` returns
+/// for it: `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`).
+pub fn cpu_clock_of(tid: i32) -> libc::clockid_t {
+    ((!tid) << 3) | 6
+}
+
+/// CPU time thread `tid` has used, in nanoseconds; `None` once it is gone.
+pub fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let rc = unsafe { libc::clock_gettime(cpu_clock_of(tid), &mut now) };
+    (rc == 0).then(|| now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
+}
+
+/// The calling thread's id.
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_clock_formula_matches_pthread() {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: pthread_self is always valid; the out pointer is ours.
+        let rc = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+        assert_eq!(rc, 0);
+        assert_eq!(clock, cpu_clock_of(current_tid()));
+        assert!(thread_cpu_ns(current_tid()).is_some());
+    }
+}
