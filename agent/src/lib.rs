@@ -1,1 +1,36 @@
-//! The JVMTI agent (filled by the agent and sampler issue).
+//! # pcct-agent — the JVMTI agent `libpcct_agent.so`
+//!
+//! Owns JVMTI, the agent options and the exported entry points
+//! (`Agent_OnLoad`, `Agent_OnAttach`, `Agent_OnUnload`). It sets up the
+//! sampler (crate `pcct-sampler`), feeds it threads (ThreadStart/End, the
+//! main thread at VMInit, running threads on attach) and method ids
+//! (ClassPrepare, a sweep of loaded classes), names methods for it with
+//! JVMTI on the sampler thread, starts the HTTP server, and writes the
+//! profile at VM death.
+//!
+//! It must never let a panic unwind into the VM (every entry point and
+//! callback runs inside `callbacks::guard`), block the VM's exit for more
+//! than a few seconds, or do slow work in `Agent_OnAttach` (the class sweep
+//! and thread discovery run on the sampler thread).
+//!
+//! JVMTI bindings are generated from the JDK's `jvmti.h` with bindgen and
+//! committed (`jvmti_sys.rs`, `agent/bindgen/`): the `jvmti-sys` 0.1.0 crate
+//! declares error and event codes as Rust enums (a code it does not list,
+//! which newer JDKs return, would be undefined behaviour) and stops at
+//! JVMTI 1.2.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod agent;
+mod callbacks;
+mod classes;
+mod dump;
+mod entry;
+pub mod jvmti;
+#[rustfmt::skip]
+#[allow(clippy::all, unsafe_op_in_unsafe_fn)]
+pub mod jvmti_sys;
+pub mod options;
+mod resolver;
+mod serve;
+mod threads;

@@ -1,0 +1,214 @@
+//! The agent's global state and its life: set up at Agent_OnLoad or
+//! Agent_OnAttach, started at VMInit (or at once on attach), stopped at
+//! VMDeath.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use pcct_sampler::slots::{Registry, ThreadOrigin};
+use pcct_sampler::Shared;
+
+use crate::jvmti::{Jni, Jvmti};
+use crate::jvmti_sys::*;
+use crate::options::Options;
+
+/// How the agent came into the VM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// `-agentpath` at startup: VMInit starts sampling.
+    Startup,
+    /// `jcmd <pid> JVMTI.agent_load`: sampling starts at once.
+    Attach,
+}
+
+pub struct Agent {
+    pub options: Options,
+    pub jvmti: Jvmti,
+    pub arrival: Arrival,
+    pub shared: Arc<Shared>,
+    pub registry: Arc<Registry>,
+    /// Global reference to the sampler's java.lang.Thread (to recognise its ThreadStart).
+    pub sampler_thread: AtomicPtr<c_void>,
+    /// Thread ids of the agent's own threads (never sampled).
+    pub own_tids: Mutex<Vec<i32>>,
+    /// Set once VMDeath began: callbacks do nothing after it.
+    pub dying: AtomicBool,
+    /// Why sampling is off, if it is (shown by /api/status and at exit).
+    pub disabled: Mutex<Option<String>>,
+    pub server: Mutex<Option<crate::serve::ServerHandle>>,
+}
+
+static AGENT: OnceLock<Agent> = OnceLock::new();
+
+/// The agent, once Agent_OnLoad / Agent_OnAttach set it up.
+pub fn get() -> Option<&'static Agent> {
+    AGENT.get()
+}
+
+/// Prints one line on the VM's standard error unless `quiet`.
+pub fn say(message: &str) {
+    let quiet = get().is_some_and(|agent| agent.options.quiet);
+    if !quiet {
+        eprintln!("pcct: {message}");
+    }
+}
+
+/// Prints an error line (always).
+pub fn complain(message: &str) {
+    eprintln!("pcct: {message}");
+}
+
+/// Why the agent could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Options(#[from] crate::options::OptionError),
+    #[error("pcct is already loaded in this JVM; a second load or attach is refused (send options to the running agent over HTTP instead)")]
+    AlreadyLoaded,
+    #[error("cannot get a JVMTI environment: {0}")]
+    Jvmti(#[from] crate::jvmti::JvmtiError),
+    #[error("cannot set up the profile: {0}")]
+    Sampler(#[from] pcct_sampler::SamplerError),
+}
+
+/// Agent_OnLoad / Agent_OnAttach: parses options, asks for capabilities
+/// and events. Does nothing slow (no class sweep, no thread start).
+///
+/// # Safety
+/// `vm` is the JavaVM the VM passed to the entry point.
+pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<&'static Agent, SetupError> {
+    let options = Options::parse(options)?;
+    if AGENT.get().is_some() {
+        return Err(SetupError::AlreadyLoaded);
+    }
+    // SAFETY: the caller passes the VM's JavaVM.
+    let jvmti = unsafe { Jvmti::from_vm(vm) }?;
+
+    let potential = jvmti.potential_capabilities()?;
+    let mut capabilities = jvmtiCapabilities::default();
+    capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
+    capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
+    // Also makes HotSpot keep debug info at non-safepoints (DebugNonSafepoints),
+    // which makes AsyncGetCallTrace's frames in compiled code precise.
+    capabilities.set_can_generate_compiled_method_load_events(potential.can_generate_compiled_method_load_events());
+    jvmti.add_capabilities(&capabilities)?;
+
+    let shared = Arc::new(Shared::new(options.sampler_config())?);
+    let registry = Arc::new(Registry::new(options.depth));
+    let agent = Agent {
+        options,
+        jvmti,
+        arrival,
+        shared,
+        registry,
+        sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
+        own_tids: Mutex::new(Vec::new()),
+        dying: AtomicBool::new(false),
+        disabled: Mutex::new(None),
+        server: Mutex::new(None),
+    };
+    if AGENT.set(agent).is_err() {
+        return Err(SetupError::AlreadyLoaded);
+    }
+    let agent = AGENT.get().expect("just set");
+    crate::callbacks::install(jvmti)?;
+    Ok(agent)
+}
+
+impl Agent {
+    /// Starts sampling: the sampler agent thread and the HTTP server.
+    /// Called at VMInit, or from Agent_OnAttach on the attaching thread.
+    pub fn start(&'static self, jni: Jni) {
+        self.shared.vm.lock().pid = std::process::id();
+        {
+            let mut vm = self.shared.vm.lock();
+            vm.jvm_name = self.jvmti.system_property("java.vm.name").unwrap_or_default();
+            vm.jvm_version = self.jvmti.system_property("java.vm.version").unwrap_or_default();
+        }
+        if self.options.http {
+            match crate::serve::start(self) {
+                Ok(handle) => {
+                    say(&format!("serving http://{}", handle.address));
+                    *self.server.lock() = Some(handle);
+                }
+                Err(error) => complain(&format!("HTTP server not started: {error}")),
+            }
+        }
+        let Some(thread) = jni.new_thread("pcct-sampler") else {
+            self.disable("could not create the sampler's java.lang.Thread".to_string());
+            return;
+        };
+        let global = jni.new_global_ref(thread);
+        self.sampler_thread.store(global as *mut c_void, Ordering::Release);
+        let started = self.jvmti.run_agent_thread(
+            thread,
+            Some(crate::callbacks::sampler_main),
+            std::ptr::null(),
+            JVMTI_THREAD_MAX_PRIORITY as jint,
+        );
+        jni.delete_local_ref(thread);
+        if let Err(error) = started {
+            self.disable(format!("could not start the sampler thread: {error}"));
+        }
+    }
+
+    /// Turns sampling off for good, saying why once.
+    pub fn disable(&self, reason: String) {
+        complain(&format!("sampling is off: {reason}"));
+        *self.disabled.lock() = Some(reason);
+        self.shared.control.request_stop();
+        self.shared.finished.store(true, Ordering::Release);
+    }
+
+    /// Registers thread `tid` (ThreadStart, VMInit, discovery).
+    pub fn register_thread(&self, tid: i32, env: *mut JNIEnv, origin: ThreadOrigin) {
+        if self.own_tids.lock().contains(&tid) {
+            return;
+        }
+        if self.registry.register(tid, env as *mut c_void, origin).is_err() {
+            pcct_sampler::counters::Counters::add(&self.shared.counters.threads_untracked, 1);
+        }
+    }
+
+    /// VMDeath: stop the sampler, write the profile, stop the server. Every
+    /// wait is bounded, so a stuck part cannot hang the VM's exit.
+    pub fn shut_down(&self) {
+        if self.dying.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.shared.control.request_stop();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while !self.shared.finished.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !self.shared.finished.load(Ordering::Acquire) {
+            complain("the sampler did not stop within 3 s; writing what it recorded so far");
+        }
+        let counters = self.shared.counters.snapshot();
+        let written = self.options.file.as_ref().map(|path| (path, crate::dump::write(self, path)));
+        if let Some(handle) = self.server.lock().take() {
+            handle.shut_down(Duration::from_secs(1));
+        }
+        let tree_total = self.shared.profile.lock().tree.total();
+        let mut line = format!(
+            "{} samples recorded ({} with a Java stack, {} failed walks), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU",
+            counters.samples_recorded + counters.samples_failed,
+            counters.samples_recorded,
+            counters.samples_failed,
+            counters.samples_filtered,
+            counters.samples_idle,
+            counters.samples_dropped_full,
+            tree_total.samples,
+            tree_total.cpu_ns as f64 / 1e9,
+        );
+        match written {
+            Some((path, Ok(format))) => line.push_str(&format!("; wrote {} ({})", path.display(), format.name())),
+            Some((path, Err(error))) => line.push_str(&format!("; could not write {}: {error}", path.display())),
+            None => {}
+        }
+        say(&line);
+    }
+}

@@ -1,0 +1,24 @@
+//! Writing the profile to `file` at VM death: complete or not at all
+//! (written to a temporary file beside it, then renamed).
+
+use std::io::Write;
+use std::path::Path;
+
+use pcct::export::{self, Format, ReportOptions};
+
+use crate::agent::Agent;
+
+pub fn write(agent: &Agent, path: &Path) -> std::io::Result<Format> {
+    let format = agent.options.dump_format();
+    let profile = agent.shared.snapshot();
+    let options = ReportOptions { metric: agent.options.report_metric(), min_cum_share: 0.0 };
+    let text = export::write(format, &profile.tree, &profile.methods, &options);
+    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
+    {
+        let mut file = std::fs::File::create(&temporary)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&temporary, path)?;
+    Ok(format)
+}

@@ -1,0 +1,289 @@
+//! Thin wrappers over the JVMTI and JNI function tables of the generated
+//! bindings (`jvmti_sys`): each call checks that the slot exists and turns
+//! the error code into a `Result`. Error codes stay integers
+//! ([`jvmtiError`] is a newtype), so a code this crate does not know is just
+//! a number, never undefined behaviour.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::ptr;
+
+use pcct::LineEntry;
+
+use crate::jvmti_sys::*;
+
+/// A JVMTI error code with the call that returned it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("JVMTI {call} failed with error {code}")]
+pub struct JvmtiError {
+    pub call: &'static str,
+    pub code: u32,
+}
+
+pub type JvmtiResult<T> = Result<T, JvmtiError>;
+
+fn check(call: &'static str, error: jvmtiError) -> JvmtiResult<()> {
+    if error == jvmtiError::JVMTI_ERROR_NONE {
+        Ok(())
+    } else {
+        Err(JvmtiError { call, code: error.0 })
+    }
+}
+
+/// Calls slot `$name` of a function table, or yields `$missing` when the
+/// VM's table does not have it.
+macro_rules! call {
+    ($env:expr, $name:ident, $missing:expr $(, $arg:expr)* $(,)?) => {{
+        let env = $env;
+        // SAFETY: `env` is a live environment handed out by the VM; its
+        // function table outlives it.
+        match unsafe { (**env).$name } {
+            // SAFETY: the arguments match the slot's C signature (checked by
+            // the generated types) and the callers document the rest.
+            Some(function) => unsafe { function(env $(, $arg)*) },
+            None => $missing,
+        }
+    }};
+}
+
+/// A JVMTI environment. The pointer is valid from any thread attached to the
+/// VM until the VM dies.
+#[derive(Clone, Copy, Debug)]
+pub struct Jvmti(pub *mut jvmtiEnv);
+
+// SAFETY: a jvmtiEnv may be used from any thread (the JVMTI specification
+// lets any attached thread call its functions).
+unsafe impl Send for Jvmti {}
+// SAFETY: as above; the environment has no thread affinity.
+unsafe impl Sync for Jvmti {}
+
+const MISSING: jvmtiError = jvmtiError::JVMTI_ERROR_NOT_AVAILABLE;
+
+impl Jvmti {
+    /// Gets a JVMTI 1.2 environment from `vm`.
+    ///
+    /// # Safety
+    /// `vm` must be the JavaVM passed to Agent_OnLoad / Agent_OnAttach.
+    pub unsafe fn from_vm(vm: *mut JavaVM) -> JvmtiResult<Jvmti> {
+        let mut env: *mut c_void = ptr::null_mut();
+        let rc = call!(vm, GetEnv, JNI_ERR, &mut env, JVMTI_VERSION_1_2 as jint);
+        if rc != JNI_OK || env.is_null() {
+            return Err(JvmtiError { call: "GetEnv", code: rc as u32 });
+        }
+        Ok(Jvmti(env as *mut jvmtiEnv))
+    }
+
+    pub fn version(&self) -> u32 {
+        let mut version: jint = 0;
+        let _ = call!(self.0, GetVersionNumber, MISSING, &mut version);
+        version as u32
+    }
+
+    pub fn add_capabilities(&self, capabilities: &jvmtiCapabilities) -> JvmtiResult<()> {
+        check("AddCapabilities", call!(self.0, AddCapabilities, MISSING, capabilities))
+    }
+
+    pub fn potential_capabilities(&self) -> JvmtiResult<jvmtiCapabilities> {
+        let mut capabilities = jvmtiCapabilities::default();
+        check("GetPotentialCapabilities", call!(self.0, GetPotentialCapabilities, MISSING, &mut capabilities))?;
+        Ok(capabilities)
+    }
+
+    pub fn set_callbacks(&self, callbacks: &jvmtiEventCallbacks) -> JvmtiResult<()> {
+        let size = std::mem::size_of::<jvmtiEventCallbacks>() as jint;
+        check("SetEventCallbacks", call!(self.0, SetEventCallbacks, MISSING, callbacks, size))
+    }
+
+    pub fn enable(&self, event: jvmtiEvent) -> JvmtiResult<()> {
+        check(
+            "SetEventNotificationMode",
+            call!(self.0, SetEventNotificationMode, MISSING, jvmtiEventMode::JVMTI_ENABLE, event, ptr::null_mut()),
+        )
+    }
+
+    pub fn disable(&self, event: jvmtiEvent) -> JvmtiResult<()> {
+        check(
+            "SetEventNotificationMode",
+            call!(self.0, SetEventNotificationMode, MISSING, jvmtiEventMode::JVMTI_DISABLE, event, ptr::null_mut()),
+        )
+    }
+
+    pub fn generate_events(&self, event: jvmtiEvent) -> JvmtiResult<()> {
+        check("GenerateEvents", call!(self.0, GenerateEvents, MISSING, event))
+    }
+
+    pub fn phase(&self) -> Option<jvmtiPhase> {
+        let mut phase = jvmtiPhase(0);
+        (call!(self.0, GetPhase, MISSING, &mut phase) == jvmtiError::JVMTI_ERROR_NONE).then_some(phase)
+    }
+
+    /// Frees memory JVMTI allocated.
+    pub fn deallocate<T>(&self, memory: *mut T) {
+        if !memory.is_null() {
+            let _ = call!(self.0, Deallocate, MISSING, memory as *mut u8);
+        }
+    }
+
+    /// Takes a JVMTI-allocated C string, converting and freeing it.
+    fn take_string(&self, raw: *mut c_char) -> String {
+        if raw.is_null() {
+            return String::new();
+        }
+        // SAFETY: JVMTI returns NUL-terminated modified-UTF-8 strings.
+        let text = unsafe { CStr::from_ptr(raw) }.to_string_lossy().into_owned();
+        self.deallocate(raw);
+        text
+    }
+
+    /// The loaded classes, as local references of the calling thread's frame.
+    pub fn loaded_classes(&self) -> JvmtiResult<Vec<jclass>> {
+        let mut count: jint = 0;
+        let mut classes: *mut jclass = ptr::null_mut();
+        check("GetLoadedClasses", call!(self.0, GetLoadedClasses, MISSING, &mut count, &mut classes))?;
+        let list = if classes.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: JVMTI wrote `count` class references at `classes`.
+            unsafe { std::slice::from_raw_parts(classes, count as usize) }.to_vec()
+        };
+        self.deallocate(classes);
+        Ok(list)
+    }
+
+    /// Makes the VM create a jmethodID for every method of `class` (which
+    /// AsyncGetCallTrace needs and cannot create itself). Returns how many.
+    pub fn create_method_ids(&self, class: jclass) -> JvmtiResult<usize> {
+        let mut count: jint = 0;
+        let mut methods: *mut jmethodID = ptr::null_mut();
+        check("GetClassMethods", call!(self.0, GetClassMethods, MISSING, class, &mut count, &mut methods))?;
+        self.deallocate(methods);
+        Ok(count.max(0) as usize)
+    }
+
+    pub fn method_name(&self, method: jmethodID) -> JvmtiResult<(String, String)> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let mut signature: *mut c_char = ptr::null_mut();
+        check("GetMethodName", call!(self.0, GetMethodName, MISSING, method, &mut name, &mut signature, ptr::null_mut()))?;
+        Ok((self.take_string(name), self.take_string(signature)))
+    }
+
+    /// The declaring class of `method`, a local reference.
+    pub fn declaring_class(&self, method: jmethodID) -> JvmtiResult<jclass> {
+        let mut class: jclass = ptr::null_mut();
+        check("GetMethodDeclaringClass", call!(self.0, GetMethodDeclaringClass, MISSING, method, &mut class))?;
+        Ok(class)
+    }
+
+    /// The JVM signature of `class` (`Ljava/util/HashMap;`).
+    pub fn class_signature(&self, class: jclass) -> JvmtiResult<String> {
+        let mut signature: *mut c_char = ptr::null_mut();
+        check("GetClassSignature", call!(self.0, GetClassSignature, MISSING, class, &mut signature, ptr::null_mut()))?;
+        Ok(self.take_string(signature))
+    }
+
+    /// Line number table of `method` (empty for native methods or without debug information).
+    pub fn line_numbers(&self, method: jmethodID) -> Vec<LineEntry> {
+        let mut count: jint = 0;
+        let mut table: *mut jvmtiLineNumberEntry = ptr::null_mut();
+        let error = call!(self.0, GetLineNumberTable, MISSING, method, &mut count, &mut table);
+        if error != jvmtiError::JVMTI_ERROR_NONE || table.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: JVMTI wrote `count` entries at `table`.
+        let entries = unsafe { std::slice::from_raw_parts(table, count.max(0) as usize) };
+        let lines = entries
+            .iter()
+            .filter(|entry| entry.start_location >= 0 && entry.line_number >= 0)
+            .map(|entry| LineEntry { start_bci: entry.start_location as u32, line: entry.line_number as u32 })
+            .collect();
+        self.deallocate(table);
+        lines
+    }
+
+    pub fn system_property(&self, name: &str) -> Option<String> {
+        let name = CString::new(name).ok()?;
+        let mut value: *mut c_char = ptr::null_mut();
+        let error = call!(self.0, GetSystemProperty, MISSING, name.as_ptr(), &mut value);
+        (error == jvmtiError::JVMTI_ERROR_NONE).then(|| self.take_string(value))
+    }
+
+    /// Starts `function(arg)` on a new agent thread backed by `thread`.
+    pub fn run_agent_thread(
+        &self,
+        thread: jthread,
+        function: jvmtiStartFunction,
+        arg: *const c_void,
+        priority: jint,
+    ) -> JvmtiResult<()> {
+        check("RunAgentThread", call!(self.0, RunAgentThread, MISSING, thread, function, arg, priority))
+    }
+}
+
+/// A JNI environment: valid only on the thread it belongs to.
+#[derive(Clone, Copy, Debug)]
+pub struct Jni(pub *mut JNIEnv);
+
+impl Jni {
+    /// The calling thread's JNIEnv, if it is attached to `vm`.
+    ///
+    /// # Safety
+    /// `vm` must be the VM's JavaVM pointer.
+    pub unsafe fn of_current_thread(vm: *mut JavaVM) -> Option<Jni> {
+        let mut env: *mut c_void = ptr::null_mut();
+        let rc = call!(vm, GetEnv, JNI_ERR, &mut env, JNI_VERSION_1_8);
+        (rc == JNI_OK && !env.is_null()).then_some(Jni(env as *mut JNIEnv))
+    }
+
+    pub fn push_local_frame(&self, capacity: i32) -> bool {
+        call!(self.0, PushLocalFrame, JNI_ERR, capacity) == JNI_OK
+    }
+
+    pub fn pop_local_frame(&self) {
+        let _ = call!(self.0, PopLocalFrame, ptr::null_mut(), ptr::null_mut());
+    }
+
+    pub fn delete_local_ref(&self, object: jobject) {
+        if !object.is_null() {
+            call!(self.0, DeleteLocalRef, (), object);
+        }
+    }
+
+    /// Clears a pending exception; returns whether there was one.
+    pub fn clear_exception(&self) -> bool {
+        let pending = call!(self.0, ExceptionCheck, 0, ) != 0;
+        if pending {
+            call!(self.0, ExceptionClear, (), );
+        }
+        pending
+    }
+
+    pub fn new_global_ref(&self, object: jobject) -> jobject {
+        call!(self.0, NewGlobalRef, ptr::null_mut(), object)
+    }
+
+    pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
+        call!(self.0, IsSameObject, 0, a, b) != 0
+    }
+
+    /// `new Thread(name)`, as a local reference.
+    pub fn new_thread(&self, name: &str) -> Option<jthread> {
+        let class = call!(self.0, FindClass, ptr::null_mut(), c"java/lang/Thread".as_ptr());
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let constructor =
+            call!(self.0, GetMethodID, ptr::null_mut(), class, c"<init>".as_ptr(), c"(Ljava/lang/String;)V".as_ptr());
+        let name = CString::new(name).ok()?;
+        let text = call!(self.0, NewStringUTF, ptr::null_mut(), name.as_ptr());
+        if constructor.is_null() || text.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let args = [jvalue { l: text }];
+        let thread = call!(self.0, NewObjectA, ptr::null_mut(), class, constructor, args.as_ptr());
+        if self.clear_exception() || thread.is_null() {
+            return None;
+        }
+        Some(thread)
+    }
+}

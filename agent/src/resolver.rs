@@ -1,0 +1,73 @@
+//! Names method ids with JVMTI, on the sampler thread (which is attached to
+//! the VM). Each lookup runs inside its own JNI local frame, so the class
+//! references it creates never pile up on the long-lived sampler thread.
+
+use std::ffi::c_void;
+
+use pcct_sampler::resolve::{MethodDesc, MethodResolver, ResolveError};
+
+use crate::jvmti::{Jni, Jvmti};
+use crate::jvmti_sys::{jmethodID, jvmtiError};
+
+pub struct JvmtiResolver {
+    jvmti: Jvmti,
+    jni: Jni,
+}
+
+impl JvmtiResolver {
+    /// `jni` must be the JNIEnv of the thread that will call `resolve`.
+    pub fn new(jvmti: Jvmti, jni: Jni) -> JvmtiResolver {
+        JvmtiResolver { jvmti, jni }
+    }
+}
+
+/// `Ljava/util/HashMap;` -> `java.util.HashMap`; `[I` stays as it is.
+pub fn class_name_from_signature(signature: &str) -> String {
+    match signature.strip_prefix('L').and_then(|rest| rest.strip_suffix(';')) {
+        Some(name) => name.replace('/', "."),
+        None => signature.to_string(),
+    }
+}
+
+fn error_of(code: u32) -> ResolveError {
+    if code == jvmtiError::JVMTI_ERROR_INVALID_METHODID.0 {
+        ResolveError::Unloaded
+    } else {
+        ResolveError::Failed(code)
+    }
+}
+
+impl MethodResolver for JvmtiResolver {
+    fn resolve(&mut self, method_id: *mut c_void) -> Result<MethodDesc, ResolveError> {
+        let method = method_id as jmethodID;
+        if !self.jni.push_local_frame(8) {
+            self.jni.clear_exception();
+            return Err(ResolveError::Failed(0));
+        }
+        let result = (|| {
+            let class = self.jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
+            let signature = self.jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
+            let (name, method_signature) = self.jvmti.method_name(method).map_err(|e| error_of(e.code))?;
+            Ok(MethodDesc {
+                class: class_name_from_signature(&signature),
+                name,
+                signature: method_signature,
+                lines: self.jvmti.line_numbers(method),
+            })
+        })();
+        self.jni.pop_local_frame();
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_signatures_become_source_names() {
+        assert_eq!(class_name_from_signature("Ljava/util/HashMap;"), "java.util.HashMap");
+        assert_eq!(class_name_from_signature("LFoo$$Lambda$14.0x0000000800c03000;"), "Foo$$Lambda$14.0x0000000800c03000");
+        assert_eq!(class_name_from_signature("[I"), "[I");
+    }
+}
