@@ -37,8 +37,8 @@ pub struct Agent {
     /// Set once VMDeath began: callbacks do nothing after it.
     pub dying: AtomicBool,
     /// Why sampling is off, if it is (shown by /api/status and at exit).
-    pub disabled: Mutex<Option<String>>,
-    pub server: Mutex<Option<crate::serve::ServerHandle>>,
+    pub disabled: Arc<Mutex<Option<String>>>,
+    pub server: Mutex<Option<pcct_server::ServerHandle>>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -107,7 +107,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
-        disabled: Mutex::new(None),
+        disabled: Arc::new(Mutex::new(None)),
         server: Mutex::new(None),
     };
     if AGENT.set(agent).is_err() {

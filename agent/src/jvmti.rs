@@ -72,12 +72,6 @@ impl Jvmti {
         Ok(Jvmti(env as *mut jvmtiEnv))
     }
 
-    pub fn version(&self) -> u32 {
-        let mut version: jint = 0;
-        let _ = call!(self.0, GetVersionNumber, MISSING, &mut version);
-        version as u32
-    }
-
     pub fn add_capabilities(&self, capabilities: &jvmtiCapabilities) -> JvmtiResult<()> {
         check("AddCapabilities", call!(self.0, AddCapabilities, MISSING, capabilities))
     }
@@ -100,20 +94,8 @@ impl Jvmti {
         )
     }
 
-    pub fn disable(&self, event: jvmtiEvent) -> JvmtiResult<()> {
-        check(
-            "SetEventNotificationMode",
-            call!(self.0, SetEventNotificationMode, MISSING, jvmtiEventMode::JVMTI_DISABLE, event, ptr::null_mut()),
-        )
-    }
-
     pub fn generate_events(&self, event: jvmtiEvent) -> JvmtiResult<()> {
         check("GenerateEvents", call!(self.0, GenerateEvents, MISSING, event))
-    }
-
-    pub fn phase(&self) -> Option<jvmtiPhase> {
-        let mut phase = jvmtiPhase(0);
-        (call!(self.0, GetPhase, MISSING, &mut phase) == jvmtiError::JVMTI_ERROR_NONE).then_some(phase)
     }
 
     /// Frees memory JVMTI allocated.
@@ -162,7 +144,10 @@ impl Jvmti {
     pub fn method_name(&self, method: jmethodID) -> JvmtiResult<(String, String)> {
         let mut name: *mut c_char = ptr::null_mut();
         let mut signature: *mut c_char = ptr::null_mut();
-        check("GetMethodName", call!(self.0, GetMethodName, MISSING, method, &mut name, &mut signature, ptr::null_mut()))?;
+        check(
+            "GetMethodName",
+            call!(self.0, GetMethodName, MISSING, method, &mut name, &mut signature, ptr::null_mut()),
+        )?;
         Ok((self.take_string(name), self.take_string(signature)))
     }
 
@@ -249,9 +234,9 @@ impl Jni {
 
     /// Clears a pending exception; returns whether there was one.
     pub fn clear_exception(&self) -> bool {
-        let pending = call!(self.0, ExceptionCheck, 0, ) != 0;
+        let pending = call!(self.0, ExceptionCheck, 0,) != 0;
         if pending {
-            call!(self.0, ExceptionClear, (), );
+            call!(self.0, ExceptionClear, (),);
         }
         pending
     }

@@ -21,15 +21,15 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod agent;
+mod agent;
 mod callbacks;
 mod classes;
 mod dump;
 mod entry;
-pub mod jvmti;
+mod jvmti;
 #[rustfmt::skip]
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]
-pub mod jvmti_sys;
+mod jvmti_sys;
 pub mod options;
 mod resolver;
 mod serve;

@@ -115,30 +115,34 @@ impl OptionError {
 
 /// The option names, for the "unknown option" message.
 pub const KEYS: &[&str] = &[
-    "interval", "mode", "tree", "depth", "walk", "purge", "arena", "on_full", "prefilter", "idle", "signal", "spin",
-    "recent", "hot", "methods", "file", "format", "metric", "http", "port", "bind", "token", "addr_file", "top",
+    "interval",
+    "mode",
+    "tree",
+    "depth",
+    "walk",
+    "purge",
+    "arena",
+    "on_full",
+    "prefilter",
+    "idle",
+    "signal",
+    "spin",
+    "recent",
+    "hot",
+    "methods",
+    "file",
+    "format",
+    "metric",
+    "http",
+    "port",
+    "bind",
+    "token",
+    "addr_file",
+    "top",
     "quiet",
 ];
 
-/// Parses `1ms`, `500us`, `2s`, `10000ns`.
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    if !number.is_finite() || number < 0.0 {
-        return None;
-    }
-    let nanos = match unit {
-        "ns" => number,
-        "us" | "µs" => number * 1e3,
-        "ms" => number * 1e6,
-        "s" => number * 1e9,
-        "m" | "min" => number * 60e9,
-        _ => return None,
-    };
-    (nanos <= 1e15).then(|| Duration::from_nanos(nanos as u64))
-}
+pub use pcct_sampler::config::parse_duration;
 
 /// Parses `64m`, `512k`, `1g`, `1048576`.
 pub fn parse_size(text: &str) -> Option<usize> {
@@ -174,7 +178,8 @@ impl Options {
             if item.is_empty() {
                 continue;
             }
-            let split = item.find(['=', ':']).ok_or_else(|| OptionError::new(item, "expected key=value or key:value"))?;
+            let split =
+                item.find(['=', ':']).ok_or_else(|| OptionError::new(item, "expected key=value or key:value"))?;
             let (key, value) = (item[..split].trim(), item[split + 1..].trim());
             options.set(item, key, value)?;
         }
@@ -200,12 +205,18 @@ impl Options {
                     _ => return Err(bad("tree must be pcct or methods")),
                 }
             }
-            "depth" => self.depth = parse_ranged(value, 1, 4096).ok_or_else(|| bad("depth must be a whole number from 1 to 4096"))?,
+            "depth" => {
+                self.depth =
+                    parse_ranged(value, 1, 4096).ok_or_else(|| bad("depth must be a whole number from 1 to 4096"))?
+            }
             "walk" => {
                 self.walk_limit = if value == "off" {
                     None
                 } else {
-                    Some(parse_ranged(value, 1, 4096).ok_or_else(|| bad("walk must be off or a whole number from 1 to 4096"))?)
+                    Some(
+                        parse_ranged(value, 1, 4096)
+                            .ok_or_else(|| bad("walk must be off or a whole number from 1 to 4096"))?,
+                    )
                 }
             }
             "purge" => {
@@ -233,12 +244,23 @@ impl Options {
             }
             "prefilter" => self.prefilter = parse_switch(value).ok_or_else(|| bad("prefilter must be on or off"))?,
             "idle" => {
-                self.idle_share =
-                    parse_ranged(value, 0.0, 1.0).ok_or_else(|| bad("idle must be a number from 0 to 1, such as 0.1"))?
+                self.idle_share = parse_ranged(value, 0.0, 1.0)
+                    .ok_or_else(|| bad("idle must be a number from 0 to 1, such as 0.1"))?
             }
             "signal" => {
                 self.signal = pcct_sampler::signal::parse_signal(value)
-                    .filter(|s| ![libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGQUIT].contains(s))
+                    .filter(|s| {
+                        ![
+                            libc::SIGKILL,
+                            libc::SIGSTOP,
+                            libc::SIGSEGV,
+                            libc::SIGBUS,
+                            libc::SIGILL,
+                            libc::SIGFPE,
+                            libc::SIGQUIT,
+                        ]
+                        .contains(s)
+                    })
                     .ok_or_else(|| bad("signal must be SIGPROF, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+n"))?
             }
             "spin" => {
@@ -246,8 +268,14 @@ impl Options {
                     .filter(|d| *d <= Duration::from_micros(200))
                     .ok_or_else(|| bad("spin must be a duration from 0us to 200us"))?
             }
-            "recent" => self.recent = parse_ranged(value, 16, 1_000_000).ok_or_else(|| bad("recent must be a whole number from 16 to 1000000"))?,
-            "hot" => self.hot_list = parse_ranged(value, 16, 100_000).ok_or_else(|| bad("hot must be a whole number from 16 to 100000"))?,
+            "recent" => {
+                self.recent = parse_ranged(value, 16, 1_000_000)
+                    .ok_or_else(|| bad("recent must be a whole number from 16 to 1000000"))?
+            }
+            "hot" => {
+                self.hot_list = parse_ranged(value, 16, 100_000)
+                    .ok_or_else(|| bad("hot must be a whole number from 16 to 100000"))?
+            }
             "methods" => {
                 self.methods_limit = parse_size(value)
                     .filter(|size| (1 << 20..=4 << 30).contains(size))
@@ -260,7 +288,9 @@ impl Options {
                 self.file = Some(PathBuf::from(value));
             }
             "format" => {
-                self.format = Some(Format::parse(value).ok_or_else(|| bad("format must be collapsed, json, xtree, xarc or xprof"))?)
+                self.format = Some(
+                    Format::parse(value).ok_or_else(|| bad("format must be collapsed, json, xtree, xarc or xprof"))?,
+                )
             }
             "metric" => {
                 self.metric = Some(match value {
@@ -290,7 +320,10 @@ impl Options {
                 }
                 self.addr_file = Some(PathBuf::from(value));
             }
-            "top" => self.metrics_top = parse_ranged(value, 0, 100).ok_or_else(|| bad("top must be a whole number from 0 to 100"))?,
+            "top" => {
+                self.metrics_top =
+                    parse_ranged(value, 0, 100).ok_or_else(|| bad("top must be a whole number from 0 to 100"))?
+            }
             "quiet" => self.quiet = parse_switch(value).ok_or_else(|| bad("quiet must be on or off"))?,
             _ => return Err(bad(&format!("unknown option; known options: {}", KEYS.join(", ")))),
         }

@@ -67,7 +67,10 @@ mod tests {
     #[test]
     fn class_signatures_become_source_names() {
         assert_eq!(class_name_from_signature("Ljava/util/HashMap;"), "java.util.HashMap");
-        assert_eq!(class_name_from_signature("LFoo$$Lambda$14.0x0000000800c03000;"), "Foo$$Lambda$14.0x0000000800c03000");
+        assert_eq!(
+            class_name_from_signature("LFoo$$Lambda$14.0x0000000800c03000;"),
+            "Foo$$Lambda$14.0x0000000800c03000"
+        );
         assert_eq!(class_name_from_signature("[I"), "[I");
     }
 }

@@ -37,7 +37,9 @@ const VM_THREAD_PREFIXES: &[&str] = &[
 ];
 
 fn thread_name(tid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).map(|name| name.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .map(|name| name.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Whether a kernel thread name is one of HotSpot's internal threads.

@@ -188,41 +188,48 @@ pub fn hot_nodes(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotNod
         .collect()
 }
 
-/// The subtree under `node`, children ordered by cum, pruned below
-/// `min_share` of the total cum and below `max_depth` levels.
-pub fn subtree(
-    tree: &Pcct,
-    methods: &MethodTable,
-    cum: &[Weight],
-    node: NodeId,
-    min_share: f64,
-    max_depth: usize,
-) -> SubtreeNode {
-    let metric = tree.config().metric;
-    let total = cum[0];
-    let threshold = (total.get(metric) as f64 * min_share.clamp(0.0, 1.0)).ceil() as u64;
-    build(tree, methods, cum, node, threshold, max_depth, &total, metric)
+/// Bounds of a [`subtree`] answer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SubtreeLimits {
+    /// Leave out children whose cum is below this share (0..=1) of the total.
+    pub min_share: f64,
+    /// Levels below the subtree's root.
+    pub max_depth: usize,
+    /// Most nodes in the answer; heavier children are kept first.
+    pub max_nodes: usize,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn build(
-    tree: &Pcct,
-    methods: &MethodTable,
-    cum: &[Weight],
-    node: NodeId,
+/// The subtree under `node`, children ordered by cum, pruned by `limits`.
+pub fn subtree(tree: &Pcct, methods: &MethodTable, cum: &[Weight], node: NodeId, limits: SubtreeLimits) -> SubtreeNode {
+    let metric = tree.config().metric;
+    let total = cum[0];
+    let threshold = (total.get(metric) as f64 * limits.min_share.clamp(0.0, 1.0)).ceil() as u64;
+    let mut budget = limits.max_nodes.max(1) - 1;
+    let context = Context { tree, methods, cum, threshold, total, metric };
+    build(&context, node, limits.max_depth, &mut budget)
+}
+
+struct Context<'a> {
+    tree: &'a Pcct,
+    methods: &'a MethodTable,
+    cum: &'a [Weight],
     threshold: u64,
-    levels_left: usize,
-    total: &Weight,
+    total: Weight,
     metric: Metric,
-) -> SubtreeNode {
+}
+
+fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut usize) -> SubtreeNode {
+    let Context { tree, methods, cum, threshold, metric, .. } = *context;
+    let total = &context.total;
     let mut kept = Vec::new();
     let mut pruned = 0;
     for child in crate::export::children_by_cum(tree, cum, node, metric) {
         let child_cum = cum[child.index()].get(metric);
-        if levels_left == 0 || child_cum < threshold || child_cum == 0 {
+        if levels_left == 0 || child_cum < threshold || child_cum == 0 || *budget == 0 {
             pruned += 1;
         } else {
-            kept.push(build(tree, methods, cum, child, threshold, levels_left - 1, total, metric));
+            *budget -= 1;
+            kept.push(build(context, child, levels_left - 1, budget));
         }
     }
     SubtreeNode {

@@ -97,9 +97,16 @@ fn correlation_of_a_profile_with_itself_is_one() {
 fn subtree_view_is_pruned_and_bounded() {
     let (tree, methods) = sample_tree();
     let cum = tree.cumulative();
-    let view = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, 0.0, 1);
+    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 1, max_nodes: 100 };
+    let view = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
     assert_eq!(view.children.len(), 2, "main and [gc_active]");
     assert!(view.children.iter().all(|c| c.children.is_empty()));
+    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 64, max_nodes: 3 };
+    let small = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
+    fn count(node: &pcct::view::SubtreeNode) -> usize {
+        1 + node.children.iter().map(count).sum::<usize>()
+    }
+    assert_eq!(count(&small), 3);
     let contexts = tree.find_contexts(&methods, &["app.Main.main", "app.Main.work"]).unwrap();
     assert_eq!(contexts.len(), 1);
     assert!(tree.find_contexts(&methods, &["app.Main.main", " "]).is_err());

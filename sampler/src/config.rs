@@ -91,3 +91,27 @@ impl Default for SamplerConfig {
         }
     }
 }
+
+/// Parses `1ms`, `500us`, `2s`, `10000ns`.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.')?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    if !number.is_finite() || number < 0.0 {
+        return None;
+    }
+    let nanos = match unit {
+        "ns" => number,
+        "us" | "µs" => number * 1e3,
+        "ms" => number * 1e6,
+        "s" => number * 1e9,
+        "m" | "min" => number * 60e9,
+        _ => return None,
+    };
+    (nanos <= 1e15).then(|| Duration::from_nanos(nanos as u64))
+}
+
+/// Shortest and longest sampling intervals accepted anywhere.
+pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
+pub const MAX_INTERVAL: Duration = Duration::from_secs(1);

@@ -20,7 +20,18 @@ pub struct Histogram {
 
 /// Bucket bounds for durations from 1 µs to 100 ms.
 pub const DURATION_BOUNDS_NS: &[u64] = &[
-    1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    10_000_000,
     100_000_000,
 ];
 
@@ -62,7 +73,11 @@ impl Histogram {
                 (bound, cumulative)
             })
             .collect();
-        HistogramSnapshot { buckets, sum_ns: self.sum.load(Ordering::Relaxed), count: self.count.load(Ordering::Relaxed) }
+        HistogramSnapshot {
+            buckets,
+            sum_ns: self.sum.load(Ordering::Relaxed),
+            count: self.count.load(Ordering::Relaxed),
+        }
     }
 }
 

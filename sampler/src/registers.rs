@@ -16,14 +16,14 @@ pub const REGISTER_COUNT: usize = 18;
 /// Syscall numbers and kernel restart codes that rax holds in a thread
 /// interrupted inside a blocking system call (x86-64).
 const RESTART_ARTIFACTS: [u64; 8] = [
-    202,                // futex
-    219,                // restart_syscall
-    230,                // clock_nanosleep
-    35,                 // nanosleep
-    (-4i64) as u64,     // -EINTR
-    (-512i64) as u64,   // -ERESTARTSYS
-    (-513i64) as u64,   // -ERESTARTNOINTR
-    (-516i64) as u64,   // -ERESTART_RESTARTBLOCK
+    202,              // futex
+    219,              // restart_syscall
+    230,              // clock_nanosleep
+    35,               // nanosleep
+    (-4i64) as u64,   // -EINTR
+    (-512i64) as u64, // -ERESTARTSYS
+    (-513i64) as u64, // -ERESTARTNOINTR
+    (-516i64) as u64, // -ERESTART_RESTARTBLOCK
 ];
 
 /// Index of rax in the array [`read`] returns.

@@ -179,6 +179,7 @@ impl<'r> Sampler<'r> {
             if let Some(mut profile) = shared.profile.try_lock() {
                 profile.tree.purge_if_due(Instant::now());
             }
+            shared.drained_tick.store(self.tick, Ordering::Release);
             return;
         }
         let Some(mut profile) = shared.profile.try_lock_for(lock_wait) else {
@@ -210,6 +211,7 @@ impl<'r> Sampler<'r> {
         profile.tree.purge_if_due(Instant::now());
         self.pending = pending;
         self.pending.clear();
+        shared.drained_tick.store(self.tick, Ordering::Release);
         shared.counters.drain_time.observe(now_ns() - start);
     }
 
@@ -239,8 +241,7 @@ impl<'r> Sampler<'r> {
     /// Step 2: copy READY results, free retired slots, withdraw lost requests.
     fn collect(&mut self) {
         let high = HIGH_WATER.load(Ordering::Acquire);
-        for index in 0..high {
-            let slot = &SLOTS[index];
+        for (index, slot) in SLOTS[..high].iter().enumerate() {
             match slot.state.load(Ordering::Acquire) {
                 READY => {
                     if !slot.cas_state(READY, DRAINING) {
@@ -396,8 +397,7 @@ impl<'r> Sampler<'r> {
         let prefilter = self.shared.config.prefilter && self.mode == Mode::Cpu;
         let signal = self.shared.config.signal;
         let wall_now = now_ns();
-        for index in 0..high {
-            let slot = &SLOTS[index];
+        for (index, slot) in SLOTS[..high].iter().enumerate() {
             let state = slot.state.load(Ordering::Acquire);
             if state == slots::FREE || state == RETIRED {
                 continue;
@@ -436,7 +436,8 @@ impl<'r> Sampler<'r> {
                 Err(error) => {
                     slot.cas_state(REQUESTED, IDLE);
                     counters_add(&self.shared.counters.signal_failures, 1);
-                    if error == SendError::NoSuchThread && self.registry.origin(index) == Some(ThreadOrigin::Discovered) {
+                    if error == SendError::NoSuchThread && self.registry.origin(index) == Some(ThreadOrigin::Discovered)
+                    {
                         self.registry.retire(tid);
                     }
                 }

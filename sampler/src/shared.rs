@@ -108,6 +108,10 @@ pub struct Shared {
     pub started: Instant,
     /// Set when the sampler thread has returned.
     pub finished: AtomicBool,
+    /// The tick whose drain last completed: every sample signalled before
+    /// that tick is in the profile (answers are at most one interval plus
+    /// the drain behind).
+    pub drained_tick: AtomicU64,
 }
 
 impl Shared {
@@ -121,6 +125,7 @@ impl Shared {
             vm: Mutex::new(VmInfo::default()),
             started: Instant::now(),
             finished: AtomicBool::new(false),
+            drained_tick: AtomicU64::new(0),
         })
     }
 

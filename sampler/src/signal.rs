@@ -47,7 +47,10 @@ pub fn install(signal: i32) -> Result<()> {
     let mut current = MaybeUninit::<libc::sigaction>::zeroed();
     // SAFETY: querying the disposition (null new action) only writes `current`.
     if unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } != 0 {
-        return Err(SamplerError::Signal { signal: signal_name(signal), reason: std::io::Error::last_os_error().to_string() });
+        return Err(SamplerError::Signal {
+            signal: signal_name(signal),
+            reason: std::io::Error::last_os_error().to_string(),
+        });
     }
     // SAFETY: sigaction succeeded and initialised `current`.
     let current = unsafe { current.assume_init() };
@@ -66,7 +69,10 @@ pub fn install(signal: i32) -> Result<()> {
     };
     // SAFETY: installs a handler that follows the rules in `handler`.
     if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
-        return Err(SamplerError::Signal { signal: signal_name(signal), reason: std::io::Error::last_os_error().to_string() });
+        return Err(SamplerError::Signal {
+            signal: signal_name(signal),
+            reason: std::io::Error::last_os_error().to_string(),
+        });
     }
     Ok(())
 }
@@ -110,9 +116,7 @@ pub(crate) fn send(signal: i32, tid: i32, value: usize) -> std::result::Result<(
     let (pid, uid) = unsafe { (libc::getpid(), libc::getuid()) };
     let mut info = QueuedSigInfo { signo: signal, errno: 0, code: SI_QUEUE, _pad: 0, pid, uid, value, _rest: [0; 96] };
     // SAFETY: rt_tgsigqueueinfo reads a 128-byte siginfo_t, which `info` is.
-    let rc = unsafe {
-        libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid, tid, signal, &mut info as *mut QueuedSigInfo)
-    };
+    let rc = unsafe { libc::syscall(libc::SYS_rt_tgsigqueueinfo, pid, tid, signal, &mut info as *mut QueuedSigInfo) };
     if rc == 0 {
         return Ok(());
     }

@@ -131,7 +131,14 @@ pub struct Registry {
 impl Registry {
     /// A registry whose threads get frame buffers of `depth` frames.
     pub fn new(depth: usize) -> Registry {
-        Registry { inner: Mutex::new(RegistryInner { by_tid: HashMap::new(), origin: HashMap::new(), free: Vec::new(), depth }) }
+        Registry {
+            inner: Mutex::new(RegistryInner {
+                by_tid: HashMap::new(),
+                origin: HashMap::new(),
+                free: Vec::new(),
+                depth,
+            }),
+        }
     }
 
     /// Registers thread `tid`. Called on the thread itself at ThreadStart /

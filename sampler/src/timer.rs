@@ -54,10 +54,12 @@ pub fn now_ns() -> u64 {
 }
 
 fn sleep_until(deadline_ns: u64) {
-    let target = libc::timespec { tv_sec: (deadline_ns / 1_000_000_000) as i64, tv_nsec: (deadline_ns % 1_000_000_000) as i64 };
+    let target =
+        libc::timespec { tv_sec: (deadline_ns / 1_000_000_000) as i64, tv_nsec: (deadline_ns % 1_000_000_000) as i64 };
     loop {
         // SAFETY: absolute sleep on CLOCK_MONOTONIC with a timespec we own.
-        let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &target, std::ptr::null_mut()) };
+        let rc =
+            unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &target, std::ptr::null_mut()) };
         if rc != libc::EINTR {
             return;
         }

@@ -1,1 +1,83 @@
-//! The HTTP server (filled by the HTTP issue).
+//! # pcct-server — live answers over HTTP and Prometheus metrics
+//!
+//! Owns the HTTP API of a running pcct agent: [`app`] builds the axum
+//! `Router` from an [`AppState`] (so handlers are tested with `oneshot`,
+//! without a socket), [`serve::start`] serves it on a thread of its own with
+//! a one-thread tokio runtime, connection limits and graceful shutdown.
+//!
+//! It must never call into the JVM, and never hold the profile lock longer
+//! than it takes to copy an answer out: the sampler waits for that lock at
+//! most half an interval (see `pcct_sampler::shared`). Answers are at most
+//! one sampling interval plus one drain old: every JSON answer carries the
+//! sampler's current tick and the last tick it drained.
+
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod params;
+pub mod routes;
+pub mod serve;
+pub mod state;
+
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+pub use error::{ApiError, Result, ServerError};
+pub use serve::{start, ServerConfig, ServerHandle};
+pub use state::{AppConfig, AppState};
+
+/// Largest request body accepted (POST /api/sampling takes a small JSON object).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// Every route of the API.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(routes::page::page))
+        .route("/healthz", get(routes::health::healthz))
+        .route("/metrics", get(routes::metrics::metrics))
+        .route("/flamegraph.svg", get(routes::flamegraph::flamegraph))
+        .route("/api/status", get(routes::status::status))
+        .route("/api/hot-methods", get(routes::hot::hot_methods))
+        .route("/api/hot-edges", get(routes::hot::hot_edges))
+        .route("/api/hot-nodes", get(routes::hot::hot_nodes))
+        .route("/api/tree", get(routes::tree::tree))
+        .route("/api/samples", get(routes::samples::samples))
+        .route("/api/reports/{kind}", get(routes::reports::report))
+        .route("/api/collapsed", get(routes::reports::collapsed))
+        .route("/api/purge", post(routes::control::purge))
+        .route("/api/sampling", post(routes::control::sampling))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), record_request))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("no such route; see GET / or the README for the routes")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError {
+        status: axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        message: "method not allowed on this route".to_string(),
+        parameter: None,
+    }
+}
+
+/// Counts every request by route template and status, and times it.
+async fn record_request(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |path| path.as_str()).to_string();
+    let start = Instant::now();
+    let response = next.run(request).await.into_response();
+    let status = response.status().as_u16().to_string();
+    state.metrics.http_requests.with_label_values(&[route.as_str(), status.as_str()]).inc();
+    state.metrics.http_duration.with_label_values(&[route.as_str()]).observe(start.elapsed().as_secs_f64());
+    response
+}

@@ -1,0 +1,265 @@
+//! Prometheus metrics through the `prometheus` crate: the sampler's
+//! counters and histograms and the profile's size (read at scrape time by a
+//! custom collector), the top-K hot methods (bounded cardinality: K series,
+//! labelled by rank and method), and HTTP requests by route and status.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use pcct_sampler::counters::HistogramSnapshot;
+use pcct_sampler::Shared;
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+
+/// The families the sampler collector emits: (name, help, type, labels).
+const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
+    ("pcct_build_info", "Agent version (always 1).", MetricType::GAUGE, &["version"]),
+    ("pcct_sampler_ticks_total", "Timer ticks of the sampler thread.", MetricType::COUNTER, &[]),
+    ("pcct_sampler_ticks_late_total", "Ticks that started more than a tenth of the interval late.", MetricType::COUNTER, &[]),
+    ("pcct_sampler_ticks_missed_total", "Whole intervals the timer skipped because it fell behind.", MetricType::COUNTER, &[]),
+    ("pcct_sampler_spin_seconds_total", "CPU time the busy-wait timer spun.", MetricType::COUNTER, &[]),
+    ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
+    ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
+    ("pcct_signals_total", "Sampling signals by result: sent, failed (thread gone), stray (not ours), stale (arrived too late).", MetricType::COUNTER, &["result"]),
+    ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
+    ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
+    ("pcct_samples_truncated_total", "Stacks deeper than the configured depth.", MetricType::COUNTER, &[]),
+    ("pcct_drains_deferred_total", "Ticks whose drain waited for a reader holding the profile.", MetricType::COUNTER, &[]),
+    ("pcct_cpu_seconds_total", "Thread CPU time accounted: recorded into the profile, or spent between checksum-filtered samples.", MetricType::COUNTER, &["kind"]),
+    ("pcct_threads_total", "Thread events: registered, ended, excluded (never walkable), untracked (table full).", MetricType::COUNTER, &["event"]),
+    ("pcct_threads_tracked", "Threads currently registered for sampling.", MetricType::GAUGE, &[]),
+    ("pcct_methods_total", "Method ids named (resolved), found unloaded, or failing to resolve.", MetricType::COUNTER, &["result"]),
+    ("pcct_method_table_resets_total", "Times the method table outgrew its limit and started over.", MetricType::COUNTER, &[]),
+    ("pcct_methods_named", "Java methods with names in the method table.", MetricType::GAUGE, &[]),
+    ("pcct_handler_duration_seconds", "Time spent in the signal handler per sample.", MetricType::HISTOGRAM, &[]),
+    ("pcct_drain_duration_seconds", "Time one drain took (copy, name resolution, tree update).", MetricType::HISTOGRAM, &[]),
+    ("pcct_tick_duration_seconds", "Time one sampler tick took (drain and signals).", MetricType::HISTOGRAM, &[]),
+    ("pcct_pcct_nodes", "Nodes in the calling context tree.", MetricType::GAUGE, &[]),
+    ("pcct_pcct_edges", "Edges in the calling context tree.", MetricType::GAUGE, &[]),
+    ("pcct_arena_bytes", "Bytes of the tree's arena in use.", MetricType::GAUGE, &[]),
+    ("pcct_arena_limit_bytes", "Bytes the tree's arena may grow to.", MetricType::GAUGE, &[]),
+    ("pcct_pcct_purges_total", "Purges of the tree (periodic, requested or forced by a full arena).", MetricType::COUNTER, &[]),
+    ("pcct_profile_samples", "Samples in the profile since its last purge.", MetricType::GAUGE, &[]),
+    ("pcct_profile_cpu_seconds", "CPU time in the profile since its last purge.", MetricType::GAUGE, &[]),
+    ("pcct_hot_method_self_seconds", "CPU (or wall) seconds of the top-K methods' self time since the last purge.", MetricType::GAUGE, &["rank", "method"]),
+    ("pcct_hot_method_self_ratio", "Share (0..1) of the profile in the top-K methods' self time.", MetricType::GAUGE, &["rank", "method"]),
+];
+
+struct SamplerCollector {
+    shared: Arc<Shared>,
+    top_k: usize,
+    descs: Vec<Desc>,
+}
+
+fn label(name: &str, value: &str) -> LabelPair {
+    let mut pair = LabelPair::default();
+    pair.set_name(name.to_string());
+    pair.set_value(value.to_string());
+    pair
+}
+
+fn counter(value: f64, labels: Vec<LabelPair>) -> Metric {
+    let mut metric = Metric::default();
+    let mut counter = Counter::default();
+    counter.set_value(value);
+    metric.set_counter(counter);
+    metric.set_label(labels);
+    metric
+}
+
+fn gauge(value: f64, labels: Vec<LabelPair>) -> Metric {
+    let mut metric = Metric::default();
+    let mut gauge = Gauge::default();
+    gauge.set_value(value);
+    metric.set_gauge(gauge);
+    metric.set_label(labels);
+    metric
+}
+
+fn histogram(snapshot: &HistogramSnapshot) -> Metric {
+    let mut histogram = Histogram::default();
+    histogram.set_sample_count(snapshot.count);
+    histogram.set_sample_sum(snapshot.sum_ns as f64 / 1e9);
+    histogram.set_bucket(
+        snapshot
+            .buckets
+            .iter()
+            .map(|&(bound, cumulative)| {
+                let mut bucket = Bucket::default();
+                bucket.set_upper_bound(bound as f64 / 1e9);
+                bucket.set_cumulative_count(cumulative);
+                bucket
+            })
+            .collect(),
+    );
+    let mut metric = Metric::default();
+    metric.set_histogram(histogram);
+    metric
+}
+
+impl SamplerCollector {
+    fn new(shared: Arc<Shared>, top_k: usize) -> SamplerCollector {
+        let descs = FAMILIES
+            .iter()
+            .map(|(name, help, _, labels)| {
+                Desc::new(
+                    name.to_string(),
+                    help.to_string(),
+                    labels.iter().map(|l| l.to_string()).collect(),
+                    HashMap::new(),
+                )
+                .expect("valid metric description")
+            })
+            .collect();
+        SamplerCollector { shared, top_k, descs }
+    }
+
+    fn values(&self) -> HashMap<&'static str, Vec<Metric>> {
+        let counters = self.shared.counters.snapshot();
+        let control = &self.shared.control;
+        let finished = self.shared.finished.load(Ordering::Acquire);
+        let mut out: HashMap<&'static str, Vec<Metric>> = HashMap::new();
+        let mut put = |name: &'static str, metric: Metric| out.entry(name).or_default().push(metric);
+        let c = |value: u64| counter(value as f64, Vec::new());
+        let g = |value: f64| gauge(value, Vec::new());
+
+        put("pcct_build_info", gauge(1.0, vec![label("version", env!("CARGO_PKG_VERSION"))]));
+        put("pcct_sampler_ticks_total", c(counters.ticks));
+        put("pcct_sampler_ticks_late_total", c(counters.ticks_late));
+        put("pcct_sampler_ticks_missed_total", c(counters.ticks_missed));
+        put("pcct_sampler_spin_seconds_total", counter(counters.spin_ns as f64 / 1e9, Vec::new()));
+        put("pcct_sampling_interval_seconds", g(control.interval().as_secs_f64()));
+        put("pcct_sampling_running", g(if control.is_running() && !finished { 1.0 } else { 0.0 }));
+        for (result, value) in [
+            ("sent", counters.signals_sent),
+            ("failed", counters.signal_failures),
+            ("stray", counters.signals_stray),
+            ("stale", counters.signals_stale),
+        ] {
+            put("pcct_signals_total", counter(value as f64, vec![label("result", result)]));
+        }
+        for (outcome, value) in [
+            ("recorded", counters.samples_recorded),
+            ("idle", counters.samples_idle),
+            ("filtered", counters.samples_filtered),
+            ("failed", counters.samples_failed),
+            ("busy", counters.samples_busy),
+            ("lost", counters.samples_lost),
+            ("dropped_full", counters.samples_dropped_full),
+        ] {
+            put("pcct_samples_total", counter(value as f64, vec![label("outcome", outcome)]));
+        }
+        for (reason, value) in &counters.agct_failures {
+            put("pcct_samples_failed_total", counter(*value as f64, vec![label("reason", reason)]));
+        }
+        put("pcct_samples_truncated_total", c(counters.samples_truncated));
+        put("pcct_drains_deferred_total", c(counters.drains_deferred));
+        put("pcct_cpu_seconds_total", counter(counters.cpu_ns_recorded as f64 / 1e9, vec![label("kind", "recorded")]));
+        put("pcct_cpu_seconds_total", counter(counters.cpu_ns_filtered as f64 / 1e9, vec![label("kind", "filtered")]));
+        for (event, value) in [
+            ("registered", counters.threads_registered),
+            ("ended", counters.threads_ended),
+            ("excluded", counters.threads_excluded),
+            ("untracked", counters.threads_untracked),
+        ] {
+            put("pcct_threads_total", counter(value as f64, vec![label("event", event)]));
+        }
+        put("pcct_threads_tracked", g(counters.threads_registered.saturating_sub(counters.threads_ended) as f64));
+        for (result, value) in [
+            ("resolved", counters.methods_resolved),
+            ("unloaded", counters.methods_unloaded),
+            ("failed", counters.methods_failed),
+        ] {
+            put("pcct_methods_total", counter(value as f64, vec![label("result", result)]));
+        }
+        put("pcct_method_table_resets_total", c(counters.method_table_resets));
+        put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
+        put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
+        put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
+
+        let profile = self.shared.profile.lock();
+        let tree = &profile.tree;
+        put("pcct_methods_named", g(profile.methods.java_methods() as f64));
+        put("pcct_pcct_nodes", g(tree.node_count() as f64));
+        put("pcct_pcct_edges", g(tree.edge_count() as f64));
+        put("pcct_arena_bytes", g(tree.arena_used() as f64));
+        put("pcct_arena_limit_bytes", g(tree.arena_limit() as f64));
+        put("pcct_pcct_purges_total", c(tree.stats().purges));
+        put("pcct_profile_samples", g(tree.total().samples as f64));
+        put("pcct_profile_cpu_seconds", g(tree.total().cpu_ns as f64 / 1e9));
+        let metric = tree.config().metric;
+        let total = tree.total().get(metric).max(1) as f64;
+        // The counters' sorted list: O(K), no pass over the tree.
+        for (rank, (method, weight)) in tree.top_methods_by_self(self.top_k).into_iter().enumerate() {
+            let name = profile.methods.display_name(method);
+            let labels = || vec![label("rank", &(rank + 1).to_string()), label("method", &name)];
+            let value = weight.get(metric) as f64;
+            let seconds = if metric == pcct::Metric::Samples { value } else { value / 1e9 };
+            put("pcct_hot_method_self_seconds", gauge(seconds, labels()));
+            put("pcct_hot_method_self_ratio", gauge(value / total, labels()));
+        }
+        out
+    }
+}
+
+impl Collector for SamplerCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut values = self.values();
+        FAMILIES
+            .iter()
+            .filter_map(|(name, help, kind, _)| {
+                let metrics = values.remove(name)?;
+                let mut family = MetricFamily::default();
+                family.set_name(name.to_string());
+                family.set_help(help.to_string());
+                family.set_field_type(*kind);
+                family.set_metric(metrics);
+                Some(family)
+            })
+            .collect()
+    }
+}
+
+/// The server's registry and its HTTP metrics.
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: IntCounterVec,
+    pub http_duration: HistogramVec,
+}
+
+impl Metrics {
+    pub fn new(shared: Arc<Shared>, top_k: usize) -> Metrics {
+        let registry = Registry::new();
+        let http_requests = IntCounterVec::new(
+            Opts::new("pcct_http_requests_total", "HTTP requests by route template and status code."),
+            &["route", "status"],
+        )
+        .expect("valid metric");
+        let http_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "pcct_http_request_duration_seconds",
+                "Time to answer HTTP requests, by route template.",
+            )
+            .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0]),
+            &["route"],
+        )
+        .expect("valid metric");
+        registry.register(Box::new(http_requests.clone())).expect("unique metric");
+        registry.register(Box::new(http_duration.clone())).expect("unique metric");
+        registry.register(Box::new(SamplerCollector::new(shared, top_k))).expect("unique metrics");
+        Metrics { registry, http_requests, http_duration }
+    }
+
+    /// The text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut buffer = Vec::new();
+        TextEncoder::new().encode(&self.registry.gather(), &mut buffer).expect("text encoding cannot fail");
+        String::from_utf8(buffer).expect("text exposition is UTF-8")
+    }
+}

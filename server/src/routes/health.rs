@@ -1,0 +1,5 @@
+//! `/healthz`: liveness, without authentication.
+
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}

@@ -1,0 +1,66 @@
+//! `/api/reports/xprof|xarc|xtree` and `/api/collapsed`: text reports of a
+//! snapshot of the profile, computed off the async runtime.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use pcct::export::{self, Format, ReportOptions};
+use pcct_sampler::Profile;
+
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+/// Runs `work` on a snapshot of the profile, on a blocking thread, at most
+/// `heavy_requests` at a time (more wait briefly, then get 503).
+pub async fn with_snapshot<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(Profile) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let permit = tokio::time::timeout(std::time::Duration::from_secs(2), state.heavy.acquire())
+        .await
+        .map_err(|_| ApiError::busy("too many report requests at once; retry shortly"))?
+        .map_err(|_| ApiError::busy("shutting down"))?;
+    let shared = state.shared.clone();
+    let result = tokio::task::spawn_blocking(move || work(shared.snapshot()))
+        .await
+        .map_err(|_| ApiError::internal("the report failed"))?;
+    drop(permit);
+    Ok(result)
+}
+
+fn text(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+}
+
+/// `GET /api/reports/{xprof|xarc|xtree}?min_share=0..1&metric=cpu|wall|samples`
+pub async fn report(
+    State(state): State<AppState>,
+    Path(kind): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let format = match kind.as_str() {
+        "xprof" => Format::Xprof,
+        "xarc" => Format::Xarc,
+        "xtree" => Format::Xtree,
+        _ => return Err(ApiError::not_found("reports are xprof, xarc and xtree")),
+    };
+    let params = Params::parse(query.as_deref(), &["min_share", "metric"])?;
+    let default_share = if format == Format::Xtree { 0.005 } else { 0.0 };
+    let options = ReportOptions {
+        metric: params.metric(state.config.report_metric)?,
+        min_cum_share: params.number("min_share", 0.0, 1.0, default_share)?,
+    };
+    let body =
+        with_snapshot(&state, move |profile| export::write(format, &profile.tree, &profile.methods, &options)).await?;
+    Ok(text(body))
+}
+
+/// `GET /api/collapsed?metric=cpu|wall|samples`: `frame;frame value` lines.
+pub async fn collapsed(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
+    let params = Params::parse(query.as_deref(), &["metric"])?;
+    let metric = params.metric(state.config.report_metric)?;
+    let body =
+        with_snapshot(&state, move |profile| export::collapsed::write(&profile.tree, &profile.methods, metric)).await?;
+    Ok(text(body))
+}

@@ -1,0 +1,76 @@
+//! `/api/samples?since=&limit=&filtered=exclude|include|only`: the recent
+//! raw samples, numbered so a client can page without loss.
+
+use axum::extract::{RawQuery, State};
+use axum::Json;
+use pcct_sampler::recent::{FilterSelection, Outcome};
+use serde::Serialize;
+
+use super::MAX_LIMIT;
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::AppState;
+
+#[derive(Serialize)]
+pub struct Sample {
+    pub seq: u64,
+    /// Milliseconds since sampling started.
+    pub time_ms: f64,
+    pub tid: i32,
+    pub cpu_delta_ns: u64,
+    pub wall_delta_ns: u64,
+    /// The register checksum, hexadecimal.
+    pub checksum: String,
+    pub outcome: Outcome,
+    /// Frames of the whole stack (0 when the stack was not walked).
+    pub depth: u32,
+    /// Leaf first.
+    pub top_frames: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct SamplesPage {
+    pub samples: Vec<Sample>,
+    /// Pass as `since` to continue after this page.
+    pub next_since: u64,
+    /// Samples at or after `since` that the ring overwrote before this request.
+    pub overwritten: u64,
+    pub oldest: u64,
+    pub capacity: usize,
+}
+
+/// `GET /api/samples?since=0.. (0)&limit=1..1000 (100)&filtered=exclude|include|only (include)`
+pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<SamplesPage>, ApiError> {
+    let params = Params::parse(query.as_deref(), &["since", "limit", "filtered"])?;
+    let since = params.integer("since", 0, u64::MAX, 0)?;
+    let limit = params.integer("limit", 1, MAX_LIMIT, 100)? as usize;
+    let filter = FilterSelection::parse(params.choice("filtered", &["exclude", "include", "only"], "include")?)
+        .expect("validated choice");
+    let (page, capacity) = {
+        let recent = state.shared.recent.lock();
+        (recent.page(since, limit, filter), recent.capacity())
+    };
+    let profile = state.shared.profile.lock();
+    let samples = page
+        .records
+        .iter()
+        .map(|record| Sample {
+            seq: record.seq,
+            time_ms: record.time_ns as f64 / 1e6,
+            tid: record.tid,
+            cpu_delta_ns: record.cpu_delta_ns,
+            wall_delta_ns: record.wall_delta_ns,
+            checksum: format!("{:016x}", record.checksum),
+            outcome: record.outcome,
+            depth: record.depth,
+            top_frames: record.top_frames().iter().map(|&method| profile.methods.display_name(method)).collect(),
+        })
+        .collect();
+    Ok(Json(SamplesPage {
+        samples,
+        next_since: page.next_since,
+        overwritten: page.overwritten,
+        oldest: page.oldest,
+        capacity,
+    }))
+}

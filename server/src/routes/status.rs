@@ -1,0 +1,80 @@
+//! `/api/status`: options in force, uptime, counters, JVM and agent versions.
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::{RawQuery, State};
+use axum::Json;
+use pcct_sampler::counters::CountersSnapshot;
+use serde::Serialize;
+
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::{AppState, ProfileHeader};
+
+#[derive(Serialize)]
+pub struct Sampling {
+    pub running: bool,
+    pub mode: &'static str,
+    pub interval_ns: u64,
+    /// Why sampling is off for good (signal taken, no AsyncGetCallTrace, ...).
+    pub disabled: Option<String>,
+    /// The sampler thread has returned (after VM death or a fatal problem).
+    pub finished: bool,
+}
+
+#[derive(Serialize)]
+pub struct Status {
+    pub agent: &'static str,
+    pub agent_version: &'static str,
+    pub jvm_name: String,
+    pub jvm_version: String,
+    pub pid: u32,
+    pub uptime_s: f64,
+    pub sampling: Sampling,
+    pub settings: serde_json::Value,
+    pub profile: ProfileHeader,
+    pub arena_bytes_used: usize,
+    pub arena_bytes_limit: usize,
+    pub methods_named: usize,
+    pub tree_stats: pcct::TreeStats,
+    pub counters: CountersSnapshot,
+}
+
+/// `GET /api/status`
+pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Status>, ApiError> {
+    Params::parse(query.as_deref(), &[])?;
+    let vm = state.shared.vm.lock().clone();
+    let control = &state.shared.control;
+    let (profile, arena_used, arena_limit, methods, stats) = {
+        let profile = state.shared.profile.lock();
+        (
+            state.header(&profile.tree),
+            profile.tree.arena_used(),
+            profile.tree.arena_limit(),
+            profile.methods.java_methods(),
+            profile.tree.stats(),
+        )
+    };
+    Ok(Json(Status {
+        agent: "pcct",
+        agent_version: env!("CARGO_PKG_VERSION"),
+        jvm_name: vm.jvm_name,
+        jvm_version: vm.jvm_version,
+        pid: vm.pid,
+        uptime_s: state.shared.started.elapsed().as_secs_f64(),
+        sampling: Sampling {
+            running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),
+            mode: control.mode().name(),
+            interval_ns: control.interval().as_nanos() as u64,
+            disabled: state.config.disabled.lock().clone(),
+            finished: state.shared.finished.load(Ordering::Acquire),
+        },
+        settings: state.config.settings.clone(),
+        profile,
+        arena_bytes_used: arena_used,
+        arena_bytes_limit: arena_limit,
+        methods_named: methods,
+        tree_stats: stats,
+        counters: state.shared.counters.snapshot(),
+    }))
+}

@@ -1,0 +1,58 @@
+//! `/api/tree?path=&min_share=&max_depth=`: a pruned subtree as nested JSON.
+
+use axum::extract::{RawQuery, State};
+use axum::Json;
+use pcct::view::{self, SubtreeNode};
+use serde::Serialize;
+
+use crate::error::ApiError;
+use crate::params::Params;
+use crate::state::{AppState, ProfileHeader};
+
+/// Most steps a context path may have.
+const MAX_PATH_STEPS: usize = 256;
+
+#[derive(Serialize)]
+pub struct TreeAnswer {
+    pub profile: ProfileHeader,
+    /// The path asked for, and how many contexts matched it (different call
+    /// sites of the same methods match alike).
+    pub path: Vec<String>,
+    pub matches: usize,
+    pub subtrees: Vec<SubtreeNode>,
+}
+
+/// `GET /api/tree?path=a;b;c&min_share=0..1 (0.01)&max_depth=1..64 (12)&max_nodes=1..20000 (2000)`.
+/// `path` steps are `class.method` names (or `*`), root first.
+pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<TreeAnswer>, ApiError> {
+    let params = Params::parse(query.as_deref(), &["path", "min_share", "max_depth", "max_nodes"])?;
+    let limits = view::SubtreeLimits {
+        min_share: params.number("min_share", 0.0, 1.0, 0.01)?,
+        max_depth: params.integer("max_depth", 1, 64, 12)? as usize,
+        max_nodes: params.integer("max_nodes", 1, 20_000, 2_000)? as usize,
+    };
+    let path: Vec<String> = match params.get("path") {
+        None | Some("") => Vec::new(),
+        Some(text) => text.split(';').map(|step| step.trim().to_string()).collect(),
+    };
+    if path.len() > MAX_PATH_STEPS {
+        return Err(ApiError::parameter("path", format!("at most {MAX_PATH_STEPS} steps")));
+    }
+    if path.iter().any(|step| step.is_empty() || step.len() > 1024) {
+        return Err(ApiError::parameter(
+            "path",
+            "steps must be non-empty method names of at most 1024 characters, separated by ';'",
+        ));
+    }
+    let steps: Vec<&str> = path.iter().map(String::as_str).collect();
+    let profile = state.shared.profile.lock();
+    let nodes = profile
+        .tree
+        .find_contexts(&profile.methods, &steps)
+        .map_err(|error| ApiError::parameter("path", error.to_string()))?;
+    let cum = profile.tree.cumulative();
+    // Answers stay bounded: at most 16 matching contexts are expanded.
+    let subtrees =
+        nodes.iter().take(16).map(|&node| view::subtree(&profile.tree, &profile.methods, &cum, node, limits)).collect();
+    Ok(Json(TreeAnswer { profile: state.header(&profile.tree), path, matches: nodes.len(), subtrees }))
+}

@@ -1,0 +1,162 @@
+//! Serving [`crate::app`] on its own thread: a one-thread tokio runtime, an
+//! accept loop with a cap on open connections, a header-read timeout and a
+//! lifetime per connection (a slow or idle client cannot hold one forever),
+//! and graceful shutdown with a deadline.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::error::{Result, ServerError};
+use crate::state::AppState;
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub bind: IpAddr,
+    /// 0: any free port.
+    pub port: u16,
+    /// Where to write the chosen `address:port` once listening.
+    pub addr_file: Option<PathBuf>,
+    /// Connections open at once; more are closed right after accept.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers.
+    pub header_timeout: Duration,
+    /// Longest a connection may stay open.
+    pub connection_lifetime: Duration,
+    /// A signal to block in the server's threads (the sampling signal).
+    pub block_signal: Option<i32>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 0,
+            addr_file: None,
+            max_connections: 64,
+            header_timeout: Duration::from_secs(5),
+            connection_lifetime: Duration::from_secs(60),
+            block_signal: None,
+        }
+    }
+}
+
+/// A running server.
+pub struct ServerHandle {
+    pub address: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    done: Arc<AtomicBool>,
+}
+
+impl ServerHandle {
+    /// Stops accepting, lets requests in flight finish, and returns within
+    /// about `deadline` whatever happens.
+    pub fn shut_down(mut self, deadline: Duration) {
+        let _ = self.shutdown.send(true);
+        let until = Instant::now() + deadline;
+        while !self.done.load(Ordering::Acquire) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if self.done.load(Ordering::Acquire) {
+            if let Some(thread) = self.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// Binds the listener (so the address is known and errors are reported at
+/// once) and starts serving on a thread named `pcct-http`.
+pub fn start(state: AppState, config: ServerConfig) -> Result<ServerHandle> {
+    let wanted = SocketAddr::new(config.bind, config.port);
+    let listener = std::net::TcpListener::bind(wanted)
+        .map_err(|error| ServerError::Bind { address: wanted.to_string(), reason: error.to_string() })?;
+    listener.set_nonblocking(true).map_err(|error| ServerError::Runtime(error.to_string()))?;
+    let address = listener.local_addr().map_err(|error| ServerError::Runtime(error.to_string()))?;
+    if let Some(path) = &config.addr_file {
+        let temporary = path.with_extension("tmp");
+        std::fs::write(&temporary, format!("{address}\n"))
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .map_err(|error| ServerError::Runtime(format!("cannot write {}: {error}", path.display())))?;
+    }
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let done = Arc::new(AtomicBool::new(false));
+    let finished = Arc::clone(&done);
+    let block_signal = config.block_signal;
+    let thread = std::thread::Builder::new()
+        .name("pcct-http".to_string())
+        .spawn(move || {
+            if let Some(signal) = block_signal {
+                pcct_sampler::signal::block_in_current_thread(signal);
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .thread_name("pcct-http-blk")
+                .max_blocking_threads(2)
+                .build();
+            if let Ok(runtime) = runtime {
+                runtime.block_on(accept_loop(listener, state, config, shutdown_rx));
+                runtime.shutdown_timeout(Duration::from_millis(500));
+            }
+            finished.store(true, Ordering::Release);
+        })
+        .map_err(|error| ServerError::Runtime(error.to_string()))?;
+    Ok(ServerHandle { address, shutdown, thread: Some(thread), done })
+}
+
+async fn accept_loop(
+    listener: std::net::TcpListener,
+    state: AppState,
+    config: ServerConfig,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+    let app = crate::app(state);
+    let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.changed() => break,
+        };
+        // Reap finished connection tasks so the set does not grow.
+        while connections.try_join_next().is_some() {}
+        let Ok((stream, _peer)) = accepted else { continue };
+        let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut shutdown = shutdown.clone();
+        let (header_timeout, lifetime) = (config.header_timeout, config.connection_lifetime);
+        connections.spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                _ = tokio::time::sleep(lifetime) => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+                }
+                _ = shutdown.changed() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+                }
+            }
+            drop(permit);
+        });
+    }
+    let _ =
+        tokio::time::timeout(Duration::from_secs(1), async { while connections.join_next().await.is_some() {} }).await;
+}

@@ -1,0 +1,104 @@
+//! What every handler gets: the sampler's shared state (profile, counters,
+//! recent samples, control) and the server's own settings and metrics.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use pcct::Metric;
+use pcct_sampler::Shared;
+use serde::Serialize;
+
+use crate::metrics::Metrics;
+
+/// Settings of the server, from the agent's options.
+#[derive(Clone)]
+pub struct AppConfig {
+    /// Required bearer token (every route but /healthz), if any.
+    pub token: Option<String>,
+    /// The agent's options in force, shown by /api/status.
+    pub settings: serde_json::Value,
+    /// Why sampling is off, when it is (set by the agent).
+    pub disabled: Arc<Mutex<Option<String>>>,
+    /// Hot methods exported as a Prometheus gauge.
+    pub metrics_top: usize,
+    /// The metric reports and flame graphs count by default.
+    pub report_metric: Metric,
+    /// Requests that copy the whole profile (reports, flame graph, tree)
+    /// allowed at once; more get 503.
+    pub heavy_requests: usize,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            token: None,
+            settings: serde_json::Value::Null,
+            disabled: Arc::new(Mutex::new(None)),
+            metrics_top: 10,
+            report_metric: Metric::CpuNs,
+            heavy_requests: 2,
+        }
+    }
+}
+
+pub struct Inner {
+    pub shared: Arc<Shared>,
+    pub config: AppConfig,
+    pub metrics: Metrics,
+    pub heavy: tokio::sync::Semaphore,
+    pub started: Instant,
+}
+
+/// Cheap to clone: handlers share one `Inner`.
+#[derive(Clone)]
+pub struct AppState(pub Arc<Inner>);
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+/// The profile's vital signs, included in answers so a client knows how
+/// fresh and how large the data is.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProfileHeader {
+    pub samples: u64,
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+    pub nodes: usize,
+    /// Purge generation: node ids are valid within one epoch.
+    pub epoch: u64,
+    /// What the hot lists are sorted by.
+    pub metric: &'static str,
+    /// The sampler's current tick and the last tick it drained.
+    pub tick: u64,
+    pub drained_tick: u64,
+    pub interval_ns: u64,
+}
+
+impl AppState {
+    pub fn new(shared: Arc<Shared>, config: AppConfig) -> AppState {
+        let heavy = tokio::sync::Semaphore::new(config.heavy_requests.max(1));
+        let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
+        AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
+    }
+
+    pub fn header(&self, tree: &pcct::Pcct) -> ProfileHeader {
+        let total = tree.total();
+        ProfileHeader {
+            samples: total.samples,
+            cpu_ns: total.cpu_ns,
+            wall_ns: total.wall_ns,
+            nodes: tree.node_count(),
+            epoch: tree.epoch(),
+            metric: tree.config().metric.name(),
+            tick: self.shared.counters.ticks.load(Ordering::Relaxed),
+            drained_tick: self.shared.drained_tick.load(Ordering::Acquire),
+            interval_ns: self.shared.control.interval().as_nanos() as u64,
+        }
+    }
+}
