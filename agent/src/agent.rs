@@ -91,9 +91,12 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // Also makes HotSpot keep debug info at non-safepoints (DebugNonSafepoints),
-    // which makes AsyncGetCallTrace's frames in compiled code precise.
-    capabilities.set_can_generate_compiled_method_load_events(potential.can_generate_compiled_method_load_events());
+    // Not can_generate_compiled_method_load_events: measured on JDK 17 and 25
+    // (demo/Demo.java), holding that capability makes C2 code report the hot
+    // loop of an inlined method (Pricing.discount) under a sibling inlined
+    // frame (Catalog.lookup) — in AsyncGetCallTrace and in JFR alike — while
+    // without it both attribute it correctly; the events themselves are of
+    // no use to pcct.
     jvmti.add_capabilities(&capabilities)?;
 
     let shared = Arc::new(Shared::new(options.sampler_config())?);

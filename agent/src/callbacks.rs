@@ -41,7 +41,6 @@ pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
         ThreadEnd: Some(on_thread_end),
         ClassLoad: Some(on_class_load),
         ClassPrepare: Some(on_class_prepare),
-        CompiledMethodLoad: Some(on_compiled_method_load),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
@@ -57,8 +56,6 @@ pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
     ] {
         jvmti.enable(event)?;
     }
-    // Optional: needs a capability the VM may not offer.
-    let _ = jvmti.enable(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD);
     Ok(())
 }
 
@@ -107,17 +104,6 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
     })
 }
 
-unsafe extern "C" fn on_compiled_method_load(
-    _jvmti: *mut jvmtiEnv,
-    _method: jmethodID,
-    _code_size: jint,
-    _code_address: *const c_void,
-    _map_length: jint,
-    _map: *const jvmtiAddrLocationMap,
-    _compile_info: *const c_void,
-) {
-}
-
 /// The sampler agent thread: prepares what sampling needs (jmethodIDs of
 /// classes loaded so far, threads already running when attaching, the
 /// signal handler), then runs the sampler loop until VMDeath.
@@ -133,7 +119,6 @@ pub unsafe extern "C" fn sampler_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _
 
         let classes = crate::classes::create_all_method_ids(agent.jvmti, jni);
         if agent.arrival == Arrival::Attach {
-            let _ = agent.jvmti.generate_events(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD);
             let found = crate::threads::discover(agent, jni);
             agent::say(&format!("attached: {classes} classes prepared, {found} running threads found"));
         }

@@ -94,10 +94,6 @@ impl Jvmti {
         )
     }
 
-    pub fn generate_events(&self, event: jvmtiEvent) -> JvmtiResult<()> {
-        check("GenerateEvents", call!(self.0, GenerateEvents, MISSING, event))
-    }
-
     /// Frees memory JVMTI allocated.
     pub fn deallocate<T>(&self, memory: *mut T) {
         if !memory.is_null() {

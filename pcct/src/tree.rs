@@ -504,6 +504,41 @@ impl Pcct {
         (id, true)
     }
 
+    /// Adds a node under `parent` with the given weights, as an import of a
+    /// written profile does (no marks, no search: the caller guarantees the
+    /// node is new). Hot lists are kept sorted; counters are not touched.
+    pub(crate) fn restore_node(
+        &mut self,
+        parent: NodeId,
+        method: MethodId,
+        call_site: i32,
+        self_weight: Weight,
+        edge_weight: Weight,
+    ) -> std::result::Result<NodeId, Dropped> {
+        if self.slots.len() >= self.max_nodes {
+            return Err(Dropped::ArenaFull);
+        }
+        let (node, _) = self.child(parent.0, call_site, method, false, None);
+        if !edge_weight.is_zero() {
+            self.add_edge_weight(node, &edge_weight);
+        }
+        if !self_weight.is_zero() {
+            self.add_node_weight(node, &self_weight);
+        }
+        Ok(NodeId(node))
+    }
+
+    /// Restores the root's self weight and a method's counter (import).
+    pub(crate) fn restore_root_weight(&mut self, weight: Weight) {
+        if !weight.is_zero() {
+            self.add_node_weight(0, &weight);
+        }
+    }
+
+    pub(crate) fn restore_counter(&mut self, method: MethodId, weight: Weight) {
+        self.add_totals(method, &weight);
+    }
+
     /// Whether `node` or one of its ancestors has `method`.
     fn has_ancestor(&self, mut node: u32, method: MethodId) -> bool {
         while node != NIL {

@@ -59,6 +59,20 @@ fn flat_json_parses_and_matches_the_tree() {
         assert!(profile.methods.iter().any(|m| m.id == node.method));
     }
     assert!(profile.nodes.iter().any(|n| n.call_site == 8 && n.line == Some(12)));
+
+    // Importing gives back the same answers.
+    let (back, back_methods) = json::import(&profile).unwrap();
+    assert_eq!(back.total(), tree.total());
+    assert_eq!(back.node_count(), tree.node_count());
+    let names = |t: &Pcct, m: &MethodTable| {
+        pcct::view::hot_methods(t, m, 10, pcct::MethodOrder::Total)
+            .into_iter()
+            .map(|h| (h.method.display, h.self_weight, h.total))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&back, &back_methods), names(&tree, &methods));
+    let edges = |t: &Pcct| t.top_edges(5).into_iter().map(|e| t.edge_weight(e)).collect::<Vec<_>>();
+    assert_eq!(edges(&back), edges(&tree));
 }
 
 #[test]

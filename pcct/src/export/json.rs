@@ -17,9 +17,11 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{PcctError, Result};
 use crate::method::{MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
-use crate::tree::{Pcct, TreeStats};
+use crate::tree::{Pcct, TreeConfig, TreeMode, TreeStats};
+use crate::weight::Metric;
 use crate::weight::Weight;
 
 #[derive(Serialize)]
@@ -70,6 +72,7 @@ pub struct JsonMethodSelf {
 pub struct JsonProfile {
     pub format: String,
     pub version: u32,
+    pub mode: String,
     pub metric: String,
     pub total: Weight,
     pub methods: Vec<JsonMethod>,
@@ -147,4 +150,48 @@ pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
 /// Parses a flat JSON profile written by [`write`].
 pub fn parse(text: &str) -> serde_json::Result<JsonProfile> {
     serde_json::from_str(text)
+}
+
+/// Rebuilds the tree and method table a flat JSON profile was written
+/// from: same contexts, weights, hot lists and hot-method counters (node
+/// ids may differ; purge history is not kept).
+pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
+    let bad = |reason: String| PcctError::BadProfileLine { line: 0, reason };
+    let mut methods = MethodTable::new();
+    let mut ids = std::collections::HashMap::new();
+    for method in &profile.methods {
+        let id = match method.kind {
+            MethodKind::Pseudo => methods.intern_pseudo(&method.name),
+            MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
+        };
+        ids.insert(method.id, id);
+    }
+    let method = |id: u32| ids.get(&id).copied().ok_or_else(|| bad(format!("node names unknown method {id}")));
+    let config = TreeConfig {
+        mode: if profile.mode == "hot-methods" { TreeMode::HotMethods } else { TreeMode::Pcct },
+        metric: Metric::parse(&profile.metric).unwrap_or_default(),
+        arena_bytes: (profile.nodes.len() + 16) * crate::BYTES_PER_NODE_AND_EDGE,
+        ..TreeConfig::default()
+    };
+    let mut tree = Pcct::new(config)?;
+    let mut nodes = std::collections::HashMap::new();
+    for node in &profile.nodes {
+        match node.parent {
+            None => {
+                tree.restore_root_weight(node.self_weight);
+                nodes.insert(node.id, NodeId::ROOT);
+            }
+            Some(parent) => {
+                let parent = *nodes.get(&parent).ok_or_else(|| bad(format!("node {} comes before its parent", node.id)))?;
+                let id = tree
+                    .restore_node(parent, method(node.method)?, node.call_site, node.self_weight, node.edge)
+                    .map_err(|_| bad("arena full".to_string()))?;
+                nodes.insert(node.id, id);
+            }
+        }
+    }
+    for counter in &profile.methods_self {
+        tree.restore_counter(method(counter.method)?, counter.self_weight);
+    }
+    Ok((tree, methods))
 }
