@@ -1,4 +1,46 @@
-fn main() {
-    eprintln!("pcct: the command-line tool arrives with the agent issue");
-    std::process::exit(2);
+//! `pcct`: run a Java program under the pcct agent and show what it found,
+//! attach the agent to a running JVM, and read written profiles.
+
+mod commands;
+mod locate;
+mod summary;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+pcct — sampling profiler for the JVM (partial calling context tree)
+
+usage:
+  pcct demo [--seconds N] [--interval D] [--java PATH] [--keep]
+        build nothing, compile and profile the bundled demo workload, print what it found
+  pcct run [--options OPTS] [--out FILE.json] [--java PATH] -- <java arguments...>
+        run java with the agent, then print the hot methods, edges and tree
+  pcct attach <pid> [--options OPTS] [--jcmd PATH]
+        load the agent into a running JVM (jcmd JVMTI.agent_load)
+  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed] [--top N]
+                             [--min-share X] [--metric cpu|wall|samples]
+        print a profile the agent wrote with file=...json
+  pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
+        precision as Whaley measures it: correlation of two profiles,
+        per method and per calling context
+
+common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
+options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";
+
+fn main() -> ExitCode {
+    match commands::dispatch(std::env::args_os().skip(1).collect()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(commands::Failure::Usage(message)) => {
+            eprintln!("pcct: {message}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(commands::Failure::Failed(message)) => {
+            eprintln!("pcct: {message}");
+            ExitCode::FAILURE
+        }
+        Err(commands::Failure::Help) => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+    }
 }

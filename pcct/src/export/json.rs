@@ -43,6 +43,9 @@ pub struct JsonMethod {
     pub name: String,
     pub signature: String,
     pub kind: MethodKind,
+    /// Line number table: (start bci, line) pairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<(u32, u32)>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -108,6 +111,10 @@ pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
             name: info.name.to_string(),
             signature: info.signature.to_string(),
             kind: info.kind,
+            lines: info
+                .lines
+                .as_ref()
+                .map_or_else(Vec::new, |lines| lines.iter().map(|l| (l.start_bci, l.line)).collect()),
         };
         if index > 0 {
             out.push(',');
@@ -164,6 +171,10 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
             MethodKind::Pseudo => methods.intern_pseudo(&method.name),
             MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
         };
+        if !method.lines.is_empty() {
+            let lines = method.lines.iter().map(|&(start_bci, line)| crate::LineEntry { start_bci, line }).collect();
+            methods.set_lines(id, lines);
+        }
         ids.insert(method.id, id);
     }
     let method = |id: u32| ids.get(&id).copied().ok_or_else(|| bad(format!("node names unknown method {id}")));
@@ -182,7 +193,8 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
                 nodes.insert(node.id, NodeId::ROOT);
             }
             Some(parent) => {
-                let parent = *nodes.get(&parent).ok_or_else(|| bad(format!("node {} comes before its parent", node.id)))?;
+                let parent =
+                    *nodes.get(&parent).ok_or_else(|| bad(format!("node {} comes before its parent", node.id)))?;
                 let id = tree
                     .restore_node(parent, method(node.method)?, node.call_site, node.self_weight, node.edge)
                     .map_err(|_| bad("arena full".to_string()))?;

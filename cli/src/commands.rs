@@ -1,0 +1,258 @@
+//! The subcommands.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lexopt::prelude::*;
+use pcct::export::{self, json, Format, ReportOptions};
+use pcct::Metric;
+
+use crate::{locate, summary};
+
+pub enum Failure {
+    Usage(String),
+    Failed(String),
+    Help,
+}
+
+impl From<lexopt::Error> for Failure {
+    fn from(error: lexopt::Error) -> Failure {
+        Failure::Usage(error.to_string())
+    }
+}
+
+fn failed(message: impl Into<String>) -> Failure {
+    Failure::Failed(message.into())
+}
+
+const DEMO_SOURCE: &str = include_str!("../../demo/Demo.java");
+
+pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let command = match parser.next()? {
+        Some(Value(command)) => command.string()?,
+        Some(Long("help")) | Some(Short('h')) | None => return Err(Failure::Help),
+        Some(other) => return Err(Failure::Usage(other.unexpected().to_string())),
+    };
+    match command.as_str() {
+        "demo" => demo(parser),
+        "run" => run(parser),
+        "attach" => attach(parser),
+        "report" => report(parser),
+        "correlate" => correlate(parser),
+        "help" => Err(Failure::Help),
+        other => Err(Failure::Usage(format!("unknown command `{other}`"))),
+    }
+}
+
+fn parse_metric(text: &str) -> Result<Metric, Failure> {
+    Metric::parse(text).ok_or_else(|| Failure::Usage(format!("--metric must be cpu, wall or samples, not `{text}`")))
+}
+
+fn read_profile(path: &Path) -> Result<(pcct::Pcct, pcct::MethodTable), Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    let profile = json::parse(&text).map_err(|e| {
+        failed(format!("{} is not a pcct JSON profile (write one with file=<path>.json): {e}", path.display()))
+    })?;
+    json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))
+}
+
+/// Runs `java` with the agent and prints the summary of what it wrote.
+fn profile_java(
+    agent: &Path,
+    java: &Path,
+    options: &str,
+    out: &Path,
+    java_args: &[OsString],
+    working_dir: Option<&Path>,
+) -> Result<(), Failure> {
+    let mut agent_options = format!("file={}", out.display());
+    if !options.is_empty() {
+        agent_options = format!("{options},{agent_options}");
+    }
+    let mut command = Command::new(java);
+    command.arg(format!("-agentpath:{}={agent_options}", agent.display())).args(java_args);
+    if let Some(dir) = working_dir {
+        command.current_dir(dir);
+    }
+    let status = command.status().map_err(|e| failed(format!("cannot run {}: {e}", java.display())))?;
+    if !status.success() {
+        return Err(failed(format!("java exited with {status}")));
+    }
+    let (tree, methods) = read_profile(out)?;
+    let metric = tree.config().metric;
+    println!("\n{}", summary::write(&tree, &methods, 12, metric));
+    Ok(())
+}
+
+fn demo(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let (mut seconds, mut interval, mut java, mut agent, mut keep) = (10u32, "1ms".to_string(), None, None, false);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("seconds") => seconds = parser.value()?.parse()?,
+            Long("interval") => interval = parser.value()?.string()?,
+            Long("java") => java = Some(PathBuf::from(parser.value()?)),
+            Long("agent") => agent = Some(PathBuf::from(parser.value()?)),
+            Long("keep") => keep = true,
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let agent = locate::agent(agent.as_deref()).map_err(failed)?;
+    let java = java.unwrap_or_else(|| locate::jdk_tool("java"));
+    let javac = java.with_file_name("javac");
+    let javac = if javac.exists() { javac } else { locate::jdk_tool("javac") };
+    let dir = locate::temp_dir("demo").map_err(failed)?;
+    std::fs::write(dir.join("Demo.java"), DEMO_SOURCE).map_err(|e| failed(format!("cannot write the demo: {e}")))?;
+    let status = Command::new(&javac)
+        .args(["-d", "."])
+        .arg("Demo.java")
+        .current_dir(&dir)
+        .status()
+        .map_err(|e| failed(format!("cannot run {} (is a JDK installed?): {e}", javac.display())))?;
+    if !status.success() {
+        return Err(failed("javac failed on the demo"));
+    }
+    println!(
+        "pcct demo: profiling demo/Demo.java for {seconds} s at a {interval} interval \
+         (2 busy workers, a reporter, a sleeper); live at the address the agent prints"
+    );
+    let out = dir.join("demo.json");
+    let options = format!("interval={interval}");
+    let result = profile_java(
+        &agent,
+        &java,
+        &options,
+        &out,
+        &["-cp".into(), ".".into(), "Demo".into(), seconds.to_string().into()],
+        Some(&dir),
+    );
+    if keep {
+        println!("The profile is in {} (pcct report {} --format xarc)", out.display(), out.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    result
+}
+
+fn run(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let (mut options, mut out, mut java, mut agent) = (String::new(), None, None, None);
+    let mut java_args = Vec::new();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("options") => options = parser.value()?.string()?,
+            Long("out") => out = Some(PathBuf::from(parser.value()?)),
+            Long("java") => java = Some(PathBuf::from(parser.value()?)),
+            Long("agent") => agent = Some(PathBuf::from(parser.value()?)),
+            Value(value) => {
+                java_args.push(value);
+                java_args.extend(parser.raw_args()?);
+            }
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    if java_args.is_empty() {
+        return Err(Failure::Usage("run needs the java arguments after --".to_string()));
+    }
+    let agent = locate::agent(agent.as_deref()).map_err(failed)?;
+    let java = java.unwrap_or_else(|| locate::jdk_tool("java"));
+    let out = out.unwrap_or_else(|| PathBuf::from(format!("pcct-{}.json", std::process::id())));
+    let out = if out.is_absolute() { out } else { std::env::current_dir().map(|d| d.join(&out)).unwrap_or(out) };
+    profile_java(&agent, &java, &options, &out, &java_args, None)?;
+    println!("Profile written to {}", out.display());
+    Ok(())
+}
+
+fn attach(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let (mut pid, mut options, mut jcmd, mut agent) = (None, String::new(), None, None);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("options") => options = parser.value()?.string()?,
+            Long("jcmd") => jcmd = Some(PathBuf::from(parser.value()?)),
+            Long("agent") => agent = Some(PathBuf::from(parser.value()?)),
+            Value(value) if pid.is_none() => pid = Some(value.parse::<u32>()?),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let pid = pid.ok_or_else(|| Failure::Usage("attach needs the JVM's pid".to_string()))?;
+    let agent = locate::agent(agent.as_deref()).map_err(failed)?;
+    // jcmd cuts its arguments at '=': send the key:value;key:value form.
+    let options = options.replace('=', ":").replace(',', ";");
+    let jcmd = jcmd.unwrap_or_else(|| locate::jdk_tool("jcmd"));
+    let output = Command::new(&jcmd)
+        .arg(pid.to_string())
+        .arg("JVMTI.agent_load")
+        .arg(&agent)
+        .arg(&options)
+        .output()
+        .map_err(|e| failed(format!("cannot run {}: {e}", jcmd.display())))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() || text.contains("return code: -") || text.contains("error") {
+        return Err(failed(format!("attaching to {pid} failed (the JVM's standard error says why)")));
+    }
+    Ok(())
+}
+
+fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let (mut path, mut format, mut top, mut min_share, mut metric) =
+        (None, "summary".to_string(), 15usize, 0.0f64, None);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("format") => format = parser.value()?.string()?,
+            Long("top") => top = parser.value()?.parse()?,
+            Long("min-share") => min_share = parser.value()?.parse()?,
+            Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
+            Value(value) if path.is_none() => path = Some(PathBuf::from(value)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let path =
+        path.ok_or_else(|| Failure::Usage("report needs a profile written with file=<path>.json".to_string()))?;
+    let (tree, methods) = read_profile(&path)?;
+    let metric = metric.unwrap_or(tree.config().metric);
+    if format == "summary" {
+        print!("{}", summary::write(&tree, &methods, top, metric));
+        return Ok(());
+    }
+    let format = Format::parse(&format).ok_or_else(|| {
+        Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
+    })?;
+    let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0) };
+    print!("{}", export::write(format, &tree, &methods, &options));
+    Ok(())
+}
+
+fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let mut paths = Vec::new();
+    let mut metric = Metric::Samples;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
+            Value(value) => paths.push(PathBuf::from(value)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let [a, b] = paths.as_slice() else {
+        return Err(Failure::Usage("correlate needs exactly two profiles".to_string()));
+    };
+    let (tree_a, methods_a) = read_profile(a)?;
+    let (tree_b, methods_b) = read_profile(b)?;
+    use pcct::correlation::{context_profile, correlate, method_profile};
+    let per_method =
+        correlate(&method_profile(&tree_a, &methods_a, metric), &method_profile(&tree_b, &methods_b, metric));
+    let per_context =
+        correlate(&context_profile(&tree_a, &methods_a, metric), &context_profile(&tree_b, &methods_b, metric));
+    let show = |value: Option<f64>| value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+    println!(
+        "{}",
+        serde_json::json!({
+            "metric": metric.name(),
+            "per_method": per_method,
+            "per_context": per_context,
+        })
+    );
+    eprintln!("precision ({}): per method {}, per context {}", metric.name(), show(per_method), show(per_context));
+    Ok(())
+}
