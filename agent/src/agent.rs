@@ -197,7 +197,7 @@ impl Agent {
         }
         let tree_total = self.shared.profile.lock().tree.total();
         let mut line = format!(
-            "{} samples recorded ({} with a Java stack, {} failed walks), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU",
+            "{} samples recorded ({} with a Java stack, {} failed walks), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
             counters.samples_recorded + counters.samples_failed,
             counters.samples_recorded,
             counters.samples_failed,
@@ -206,6 +206,7 @@ impl Agent {
             counters.samples_dropped_full,
             tree_total.samples,
             tree_total.cpu_ns as f64 / 1e9,
+            counters.cpu_ns_observed as f64 / 1e9,
         );
         match written {
             Some((path, Ok(format))) => line.push_str(&format!("; wrote {} ({})", path.display(), format.name())),

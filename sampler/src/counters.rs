@@ -178,6 +178,11 @@ counters! {
     cpu_ns_recorded,
     /// CPU time of threads between checksum-filtered samples, nanoseconds.
     cpu_ns_filtered,
+    /// CPU time the sampled threads used while registered (from first sight
+    /// to their end, or to the end of sampling), nanoseconds: what
+    /// `cpu_ns_recorded + cpu_ns_filtered` should add up to. Threads still
+    /// running are added when sampling stops.
+    cpu_ns_observed,
     /// Threads registered so far.
     threads_registered,
     /// Threads that ended.

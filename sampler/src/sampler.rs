@@ -49,6 +49,9 @@ struct ThreadState {
     /// CPU and wall clocks at the thread's previous sample (the weight baseline).
     cpu_at_sample: u64,
     wall_at_sample: u64,
+    /// CPU clock when the thread was first seen, and at the latest reading.
+    cpu_first_seen: u64,
+    cpu_last_read: u64,
     /// Clocks read when the pending request was made.
     cpu_at_request: u64,
     wall_at_request: u64,
@@ -141,6 +144,11 @@ impl<'r> Sampler<'r> {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.drain(Duration::from_secs(2));
+        // Account the CPU the live threads used while observed.
+        for thread in self.threads.iter().flatten() {
+            let now = slots::thread_cpu_ns(thread.tid).unwrap_or(thread.cpu_last_read);
+            counters_add(&self.shared.counters.cpu_ns_observed, now.saturating_sub(thread.cpu_first_seen));
+        }
         self.shared.finished.store(true, Ordering::Release);
     }
 
@@ -281,8 +289,9 @@ impl<'r> Sampler<'r> {
                     self.pending.push(collected);
                 }
                 RETIRED => {
-                    if self.threads[index].take().is_some() {
+                    if let Some(old) = self.threads[index].take() {
                         counters_add(&self.shared.counters.threads_ended, 1);
+                        counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
                     }
                     self.registry.release(index);
                 }
@@ -410,10 +419,14 @@ impl<'r> Sampler<'r> {
             };
             if !known {
                 // First sight: CPU time before it is not attributed to any stack.
+                if let Some(old) = self.threads[index].take() {
+                    counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
+                }
                 self.threads[index] = Some(ThreadState::new(generation, tid, cpu_now, wall_now));
                 counters_add(&self.shared.counters.threads_registered, 1);
             }
             let Some(thread) = self.threads[index].as_mut() else { continue };
+            thread.cpu_last_read = cpu_now;
             if thread.excluded {
                 continue;
             }
@@ -447,12 +460,19 @@ impl<'r> Sampler<'r> {
 }
 
 impl ThreadState {
+    /// CPU time the thread used between first sight and the last reading.
+    fn observed_cpu(&self) -> u64 {
+        self.cpu_last_read.saturating_sub(self.cpu_first_seen)
+    }
+
     fn new(generation: u32, tid: i32, cpu_now: u64, wall_now: u64) -> ThreadState {
         ThreadState {
             generation,
             tid,
             marks: Marks::new(),
             cpu_at_sample: cpu_now,
+            cpu_first_seen: cpu_now,
+            cpu_last_read: cpu_now,
             wall_at_sample: wall_now,
             cpu_at_request: cpu_now,
             wall_at_request: wall_now,

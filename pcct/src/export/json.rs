@@ -85,6 +85,12 @@ pub struct JsonProfile {
 
 /// Writes the flat JSON profile.
 pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
+    write_with(tree, methods, &serde_json::Map::new())
+}
+
+/// Writes the flat JSON profile with `extra` top-level fields (a writer's
+/// own context, such as the sampler's counters), placed after the header.
+pub fn write_with(tree: &Pcct, methods: &MethodTable, extra: &serde_json::Map<String, serde_json::Value>) -> String {
     let cum = tree.cumulative();
     let header = Header {
         format: "pcct-json",
@@ -98,6 +104,12 @@ pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
     };
     let mut out = serde_json::to_string(&header).expect("header serialises");
     out.pop(); // reopen the object
+    for (key, value) in extra {
+        out.push(',');
+        out.push_str(&serde_json::to_string(key).expect("key serialises"));
+        out.push(':');
+        out.push_str(&serde_json::to_string(value).expect("value serialises"));
+    }
 
     let counters = tree.top_methods_by_self(usize::MAX);
     let used: BTreeSet<MethodId> =
