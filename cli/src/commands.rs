@@ -41,6 +41,7 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
         "attach" => attach(parser),
         "report" => report(parser),
         "correlate" => correlate(parser),
+        "import-stacks" => import_stacks(parser),
         "help" => Err(Failure::Help),
         other => Err(Failure::Usage(format!("unknown command `{other}`"))),
     }
@@ -254,5 +255,58 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
         })
     );
     eprintln!("precision ({}): per method {}, per context {}", metric.name(), show(per_method), show(per_context));
+    Ok(())
+}
+
+/// Builds a PCCT from sampled stacks written by another profiler
+/// (`time_ns<TAB>thread<TAB>frame...`, frames root first as
+/// `class|method|descriptor|bci`), replaying them in time order through each
+/// thread's marks, and writes it as a JSON profile. Each sample weighs
+/// `--interval-ns` of CPU time.
+fn import_stacks(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let (mut input, mut output, mut interval_ns) = (None, None, 1_000_000u64);
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("interval-ns") => interval_ns = parser.value()?.parse()?,
+            Value(value) if input.is_none() => input = Some(PathBuf::from(value)),
+            Value(value) if output.is_none() => output = Some(PathBuf::from(value)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let (Some(input), Some(output)) = (input, output) else {
+        return Err(Failure::Usage("import-stacks needs <input.stacks> <output.json>".to_string()));
+    };
+    let text = std::fs::read_to_string(&input).map_err(|e| failed(format!("cannot read {}: {e}", input.display())))?;
+    let mut samples: Vec<(u64, &str, &str)> = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let mut fields = line.splitn(3, '\t');
+        let (Some(time), Some(thread)) = (fields.next(), fields.next()) else {
+            return Err(failed(format!("{}:{}: expected time<TAB>thread<TAB>frames", input.display(), number + 1)));
+        };
+        let time: u64 = time.parse().map_err(|_| failed(format!("{}:{}: bad time", input.display(), number + 1)))?;
+        samples.push((time, thread, fields.next().unwrap_or("")));
+    }
+    samples.sort_by_key(|sample| sample.0);
+    let mut methods = pcct::MethodTable::new();
+    let config = pcct::TreeConfig { arena_bytes: 1 << 30, ..pcct::TreeConfig::default() };
+    let mut tree = pcct::Pcct::new(config).map_err(|e| failed(e.to_string()))?;
+    let mut marks: std::collections::HashMap<&str, pcct::Marks> = std::collections::HashMap::new();
+    let mut stack = Vec::new();
+    for (_, thread, frames) in &samples {
+        stack.clear();
+        for frame in frames.split('\t').filter(|f| !f.is_empty()) {
+            let mut parts = frame.rsplitn(2, '|');
+            let bci: i32 = parts.next().and_then(|b| b.parse().ok()).unwrap_or(-1);
+            let mut names = parts.next().unwrap_or("").splitn(3, '|');
+            let (class, name, descriptor) =
+                (names.next().unwrap_or(""), names.next().unwrap_or(""), names.next().unwrap_or(""));
+            stack.push(pcct::Frame::new(methods.intern(class, name, descriptor), bci));
+        }
+        let weight = pcct::Weight::sample(interval_ns, interval_ns);
+        let _ = tree.record(marks.entry(thread).or_default(), &stack, weight);
+    }
+    std::fs::write(&output, json::write(&tree, &methods))
+        .map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
+    eprintln!("imported {} samples into {} contexts", samples.len(), tree.node_count() - 1);
     Ok(())
 }

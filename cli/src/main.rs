@@ -23,6 +23,9 @@ usage:
   pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
         precision as Whaley measures it: correlation of two profiles,
         per method and per calling context
+  pcct import-stacks <in.stacks> <out.json> [--interval-ns N]
+        build a profile from another profiler's sampled stacks
+        (time_ns<TAB>thread<TAB>class|method|descriptor|bci..., root first)
 
 common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
 options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";

@@ -30,7 +30,11 @@ pub async fn require_token(State(state): State<AppState>, request: Request, next
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+        .and_then(|value| {
+            // The scheme name is case-insensitive (RFC 9110).
+            let (scheme, token) = value.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
+        })
         .unwrap_or("");
     if constant_time_eq(presented.as_bytes(), expected.as_bytes()) {
         next.run(request).await

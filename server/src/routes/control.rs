@@ -1,11 +1,12 @@
 //! `POST /api/purge` and `POST /api/sampling`: changing what the sampler does.
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use pcct_sampler::config::{parse_duration, MAX_INTERVAL, MIN_INTERVAL};
 use pcct_sampler::Mode;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::params::Params;
@@ -26,16 +27,32 @@ pub async fn purge(State(state): State<AppState>, RawQuery(query): RawQuery) -> 
     Ok(Json(Purged { purged: true, epoch: profile.tree.epoch() }))
 }
 
-/// Body of `POST /api/sampling`; every field optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SamplingChange {
-    /// `true` resumes, `false` pauses sampling.
-    pub running: Option<bool>,
-    /// A duration such as `1ms` or `500us` (100us to 1s).
-    pub interval: Option<String>,
-    /// `cpu` or `wall`; changing it starts a new profile.
-    pub mode: Option<String>,
+/// The fields `POST /api/sampling` accepts.
+const FIELDS: [&str; 3] = ["running", "interval", "mode"];
+
+/// Reads the body as a JSON object with only known fields, each of the
+/// right type; errors name the field.
+fn parse_change(body: &[u8]) -> Result<(Option<bool>, Option<String>, Option<String>), ApiError> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
+        ApiError::bad_request(format!("the body must be a JSON object with running, interval and/or mode: {error}"))
+    })?;
+    let serde_json::Value::Object(fields) = value else {
+        return Err(ApiError::bad_request("the body must be a JSON object with running, interval and/or mode"));
+    };
+    if let Some(unknown) = fields.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+        return Err(ApiError::parameter(unknown, "unknown field; the body takes running, interval and mode"));
+    }
+    let running = match fields.get("running") {
+        None => None,
+        Some(serde_json::Value::Bool(running)) => Some(*running),
+        Some(_) => return Err(ApiError::parameter("running", "must be true or false")),
+    };
+    let text = |name: &str| match fields.get(name) {
+        None => Ok(None),
+        Some(serde_json::Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(ApiError::parameter(name, "must be a string")),
+    };
+    Ok((running, text("interval")?, text("mode")?))
 }
 
 #[derive(Serialize)]
@@ -49,21 +66,16 @@ pub struct SamplingState {
 pub async fn sampling(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<SamplingState>, ApiError> {
     Params::parse(query.as_deref(), &[])?;
-    let change: SamplingChange = serde_json::from_slice(&body).map_err(|error| {
-        let message = error.to_string();
-        // serde names the offending field in its message: pass it on.
-        let field = ["running", "interval", "mode"].into_iter().find(|field| message.contains(field));
-        match field {
-            Some(field) => ApiError::parameter(field, format!("invalid value: {message}")),
-            None => ApiError::bad_request(format!(
-                "the body must be a JSON object with running, interval and/or mode: {message}"
-            )),
-        }
+    let body = body.map_err(|rejection| ApiError {
+        status: rejection.status(),
+        message: format!("the body was refused: {}", rejection.body_text()),
+        parameter: None,
     })?;
-    let interval = match change.interval.as_deref() {
+    let (running, interval, mode) = parse_change(&body)?;
+    let interval = match interval.as_deref() {
         None => None,
         Some(text) => Some(
             parse_duration(text)
@@ -71,7 +83,7 @@ pub async fn sampling(
                 .ok_or_else(|| ApiError::parameter("interval", "must be a duration from 100us to 1s, such as 1ms"))?,
         ),
     };
-    let mode = match change.mode.as_deref() {
+    let mode = match mode.as_deref() {
         None => None,
         Some(text) => Some(Mode::parse(text).ok_or_else(|| ApiError::parameter("mode", "must be cpu or wall"))?),
     };
@@ -82,7 +94,7 @@ pub async fn sampling(
     if let Some(mode) = mode {
         control.set_mode(mode);
     }
-    if let Some(running) = change.running {
+    if let Some(running) = running {
         control.set_running(running);
     }
     Ok(Json(SamplingState {

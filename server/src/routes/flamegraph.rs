@@ -40,7 +40,7 @@ pub async fn flamegraph(State(state): State<AppState>, RawQuery(query): RawQuery
     let params = Params::parse(query.as_deref(), &["metric", "title"])?;
     let metric = params.metric(state.config.report_metric)?;
     let title = params.get("title").unwrap_or("pcct flame graph").to_string();
-    if title.len() > 200 {
+    if title.chars().count() > 200 {
         return Err(ApiError::parameter("title", "at most 200 characters"));
     }
     let svg = with_snapshot(&state, move |profile| {

@@ -1,5 +1,11 @@
 //! `/healthz`: liveness, without authentication.
 
-pub async fn healthz() -> &'static str {
-    "ok\n"
+use axum::extract::RawQuery;
+
+use crate::error::ApiError;
+use crate::params::Params;
+
+pub async fn healthz(RawQuery(query): RawQuery) -> Result<&'static str, ApiError> {
+    Params::parse(query.as_deref(), &[])?;
+    Ok("ok\n")
 }

@@ -1,0 +1,301 @@
+//! Shared fixture of the server's integration tests: an [`AppState`] over a
+//! synthetic profile whose every weight is known, a recent-samples ring with
+//! recorded, checksum-filtered and failed records, and helpers to send one
+//! request through `app(state)` with `oneshot`.
+//!
+//! Each test binary uses part of this module.
+#![allow(dead_code)]
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::{to_bytes, Body};
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use pcct::{Frame, LineEntry, Marks, MethodId, TreeConfig, Weight};
+use pcct_sampler::recent::{Outcome, SampleRecord, TOP_FRAMES};
+use pcct_sampler::{SamplerConfig, Shared};
+use pcct_server::{app, AppConfig, AppState};
+use tower::ServiceExt;
+
+/// One millisecond of CPU time: the weight of every synthetic sample.
+pub const MS: u64 = 1_000_000;
+
+pub const MAIN: &str = "demo.Main.main";
+pub const COMPUTE: &str = "demo.Work.compute";
+pub const HASH: &str = "demo.Work.hash";
+pub const READ: &str = "demo.Io.read";
+
+/// `main` calls `compute` at bci 10 (line 12) and `read` at bci 20 (line 15);
+/// `compute` calls `hash` at bci 5 (line 41).
+pub const MAIN_TO_COMPUTE_BCI: i32 = 10;
+pub const MAIN_TO_COMPUTE_LINE: u32 = 12;
+pub const MAIN_TO_READ_BCI: i32 = 20;
+pub const COMPUTE_TO_HASH_BCI: i32 = 5;
+pub const COMPUTE_TO_HASH_LINE: u32 = 41;
+
+/// Samples per stack of the synthetic tree, each weighing [`MS`]:
+/// main>compute>hash 6, main>compute 2, main>read 1, main 1 (10 in all).
+pub const HASH_SAMPLES: u64 = 6;
+pub const COMPUTE_SELF_SAMPLES: u64 = 2;
+pub const READ_SAMPLES: u64 = 1;
+pub const MAIN_SELF_SAMPLES: u64 = 1;
+pub const TOTAL_SAMPLES: u64 = HASH_SAMPLES + COMPUTE_SELF_SAMPLES + READ_SAMPLES + MAIN_SELF_SAMPLES;
+
+/// Capacity of the recent-samples ring and the records pushed into it: the
+/// first [`OVERWRITTEN`] are overwritten.
+pub const RING_CAPACITY: usize = 8;
+pub const RING_PUSHED: u64 = 12;
+pub const OVERWRITTEN: u64 = RING_PUSHED - RING_CAPACITY as u64;
+
+/// The ring record whose stack walk failed (AsyncGetCallTrace code -2).
+pub const FAILED_SEQ: u64 = 9;
+
+/// Counter values set in the fixture (read back through /metrics and /api/status).
+pub const COUNTED_RECORDED: u64 = 10;
+pub const COUNTED_FILTERED: u64 = 3;
+
+/// The token of [`Fixture::with_token`].
+pub const TOKEN: &str = "s3cret-token";
+
+pub struct Methods {
+    pub main: MethodId,
+    pub compute: MethodId,
+    pub hash: MethodId,
+    pub read: MethodId,
+}
+
+pub struct Fixture {
+    pub shared: Arc<Shared>,
+    pub state: AppState,
+    pub methods: Methods,
+}
+
+/// What the outcome of a ring record `seq` is: every third (1, 4, 7, 10)
+/// is checksum-filtered, seq [`FAILED_SEQ`] failed, the rest recorded.
+pub fn outcome_of(seq: u64) -> Outcome {
+    if seq % 3 == 1 {
+        Outcome::Filtered
+    } else if seq == FAILED_SEQ {
+        Outcome::Failed { code: -2 }
+    } else {
+        Outcome::Recorded
+    }
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture::with_config(AppConfig::default())
+    }
+
+    pub fn with_token() -> Fixture {
+        Fixture::with_config(AppConfig { token: Some(TOKEN.to_string()), ..AppConfig::default() })
+    }
+
+    pub fn with_config(config: AppConfig) -> Fixture {
+        let sampler = SamplerConfig {
+            recent_capacity: RING_CAPACITY,
+            tree: TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() },
+            ..SamplerConfig::default()
+        };
+        let shared = Arc::new(Shared::new(sampler).expect("the sampler state needs no JVM"));
+        let methods = {
+            let mut profile = shared.profile.lock();
+            let table = &mut profile.methods;
+            let methods = Methods {
+                main: table.intern("demo.Main", "main", "([Ljava/lang/String;)V"),
+                compute: table.intern("demo.Work", "compute", "()J"),
+                hash: table.intern("demo.Work", "hash", "(I)I"),
+                read: table.intern("demo.Io", "read", "()V"),
+            };
+            let main_lines = vec![
+                LineEntry { start_bci: 0, line: 3 },
+                LineEntry { start_bci: 8, line: MAIN_TO_COMPUTE_LINE },
+                LineEntry { start_bci: 18, line: 15 },
+            ];
+            table.set_lines(methods.main, main_lines);
+            let compute_lines =
+                vec![LineEntry { start_bci: 0, line: 40 }, LineEntry { start_bci: 4, line: COMPUTE_TO_HASH_LINE }];
+            table.set_lines(methods.compute, compute_lines);
+            let Methods { main, compute, hash, read } = methods;
+            let stacks: [(Vec<Frame>, u64); 4] = [
+                (
+                    vec![
+                        Frame::new(main, MAIN_TO_COMPUTE_BCI),
+                        Frame::new(compute, COMPUTE_TO_HASH_BCI),
+                        Frame::new(hash, 3),
+                    ],
+                    HASH_SAMPLES,
+                ),
+                (vec![Frame::new(main, MAIN_TO_COMPUTE_BCI), Frame::new(compute, 7)], COMPUTE_SELF_SAMPLES),
+                (vec![Frame::new(main, MAIN_TO_READ_BCI), Frame::new(read, 0)], READ_SAMPLES),
+                (vec![Frame::new(main, 2)], MAIN_SELF_SAMPLES),
+            ];
+            for (stack, samples) in &stacks {
+                for _ in 0..*samples {
+                    // Fresh marks: every frame of every sample is new, so
+                    // edge weights equal the samples through the edge.
+                    let mut marks = Marks::new();
+                    profile.tree.record(&mut marks, stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
+                }
+            }
+            methods
+        };
+        {
+            let mut recent = shared.recent.lock();
+            for seq in 0..RING_PUSHED {
+                let outcome = outcome_of(seq);
+                let mut top = [MethodId(0); TOP_FRAMES];
+                let top_len = if outcome == Outcome::Recorded {
+                    top[..3].copy_from_slice(&[methods.hash, methods.compute, methods.main]);
+                    3
+                } else {
+                    0
+                };
+                recent.push(SampleRecord {
+                    seq: 0,
+                    time_ns: seq * MS,
+                    tid: 100 + (seq % 2) as i32,
+                    cpu_delta_ns: MS,
+                    wall_delta_ns: 2 * MS,
+                    checksum: 0xabc0 + seq,
+                    outcome,
+                    depth: top_len as u32,
+                    top,
+                    top_len,
+                });
+            }
+        }
+        shared.counters.samples_recorded.store(COUNTED_RECORDED, Ordering::Relaxed);
+        shared.counters.samples_filtered.store(COUNTED_FILTERED, Ordering::Relaxed);
+        let state = AppState::new(Arc::clone(&shared), config);
+        Fixture { shared, state, methods }
+    }
+
+    pub async fn get(&self, uri: &str) -> Answer {
+        self.send(Method::GET, uri, &[], Body::empty()).await
+    }
+
+    pub async fn post(&self, uri: &str, body: impl Into<Body>) -> Answer {
+        self.send(Method::POST, uri, &[], body.into()).await
+    }
+
+    pub async fn send(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
+        let mut request = Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(body).expect("a valid request");
+        let response = app(self.state.clone()).oneshot(request).await.expect("the router is infallible");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = to_bytes(response.into_body(), 64 << 20).await.expect("a readable body").to_vec();
+        Answer { status, headers, body }
+    }
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Fixture::new()
+    }
+}
+
+/// A response with its body read.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.clone()).expect("a UTF-8 body")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn content_type(&self) -> &str {
+        self.headers.get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).unwrap_or("")
+    }
+
+    /// Asserts a 200 answer and returns its JSON body.
+    pub fn ok_json(&self) -> serde_json::Value {
+        assert_eq!(self.status, StatusCode::OK, "body: {}", String::from_utf8_lossy(&self.body));
+        assert!(self.content_type().starts_with("application/json"), "content type {}", self.content_type());
+        self.json()
+    }
+
+    /// Asserts a JSON error answer with `status` and returns the named parameter, if any.
+    pub fn error(&self, status: StatusCode) -> Option<String> {
+        assert_eq!(self.status, status, "body: {}", String::from_utf8_lossy(&self.body));
+        assert!(self.content_type().starts_with("application/json"), "content type {}", self.content_type());
+        let body = self.json();
+        let message = body["error"].as_str().expect("an \"error\" string");
+        assert!(!message.is_empty(), "an empty error message");
+        body.get("parameter").map(|parameter| parameter.as_str().expect("a \"parameter\" string").to_string())
+    }
+
+    /// Asserts a 400 JSON error naming `parameter`.
+    pub fn bad_parameter(&self, parameter: &str) {
+        let named = self.error(StatusCode::BAD_REQUEST);
+        assert_eq!(named.as_deref(), Some(parameter), "body: {}", String::from_utf8_lossy(&self.body));
+    }
+}
+
+/// Every route: (method, path, body of a valid request).
+pub const ROUTES: &[(&str, &str, &str)] = &[
+    ("GET", "/", ""),
+    ("GET", "/healthz", ""),
+    ("GET", "/metrics", ""),
+    ("GET", "/flamegraph.svg", ""),
+    ("GET", "/api/status", ""),
+    ("GET", "/api/hot-methods", ""),
+    ("GET", "/api/hot-edges", ""),
+    ("GET", "/api/hot-nodes", ""),
+    ("GET", "/api/tree", ""),
+    ("GET", "/api/samples", ""),
+    ("GET", "/api/reports/xprof", ""),
+    ("GET", "/api/reports/xarc", ""),
+    ("GET", "/api/reports/xtree", ""),
+    ("GET", "/api/collapsed", ""),
+    ("POST", "/api/purge", ""),
+    ("POST", "/api/sampling", "{}"),
+];
+
+/// The query parameters each route that validates its query takes.
+pub const PARAMETERS: &[(&str, &str, &[&str])] = &[
+    ("GET", "/metrics", &[]),
+    ("GET", "/flamegraph.svg", &["metric", "title"]),
+    ("GET", "/api/status", &[]),
+    ("GET", "/api/hot-methods", &["limit", "by"]),
+    ("GET", "/api/hot-edges", &["limit"]),
+    ("GET", "/api/hot-nodes", &["limit"]),
+    ("GET", "/api/tree", &["path", "min_share", "max_depth", "max_nodes"]),
+    ("GET", "/api/samples", &["since", "limit", "filtered"]),
+    ("GET", "/api/reports/xprof", &["min_share", "metric"]),
+    ("GET", "/api/reports/xarc", &["min_share", "metric"]),
+    ("GET", "/api/reports/xtree", &["min_share", "metric"]),
+    ("GET", "/api/collapsed", &["metric"]),
+    ("POST", "/api/purge", &[]),
+    ("POST", "/api/sampling", &[]),
+];
+
+pub fn method(name: &str) -> Method {
+    Method::from_bytes(name.as_bytes()).expect("a valid method")
+}
+
+/// Percent-encodes every byte outside the URL-unreserved set.
+pub fn encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
