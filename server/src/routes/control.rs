@@ -30,9 +30,16 @@ pub async fn purge(State(state): State<AppState>, RawQuery(query): RawQuery) -> 
 /// The fields `POST /api/sampling` accepts.
 const FIELDS: [&str; 3] = ["running", "interval", "mode"];
 
+/// A validated request body: every field optional.
+struct SamplingChange {
+    running: Option<bool>,
+    interval: Option<String>,
+    mode: Option<String>,
+}
+
 /// Reads the body as a JSON object with only known fields, each of the
 /// right type; errors name the field.
-fn parse_change(body: &[u8]) -> Result<(Option<bool>, Option<String>, Option<String>), ApiError> {
+fn parse_change(body: &[u8]) -> Result<SamplingChange, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
         ApiError::bad_request(format!("the body must be a JSON object with running, interval and/or mode: {error}"))
     })?;
@@ -52,7 +59,7 @@ fn parse_change(body: &[u8]) -> Result<(Option<bool>, Option<String>, Option<Str
         Some(serde_json::Value::String(text)) => Ok(Some(text.clone())),
         Some(_) => Err(ApiError::parameter(name, "must be a string")),
     };
-    Ok((running, text("interval")?, text("mode")?))
+    Ok(SamplingChange { running, interval: text("interval")?, mode: text("mode")? })
 }
 
 #[derive(Serialize)]
@@ -74,7 +81,7 @@ pub async fn sampling(
         message: format!("the body was refused: {}", rejection.body_text()),
         parameter: None,
     })?;
-    let (running, interval, mode) = parse_change(&body)?;
+    let SamplingChange { running, interval, mode } = parse_change(&body)?;
     let interval = match interval.as_deref() {
         None => None,
         Some(text) => Some(
