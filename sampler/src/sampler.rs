@@ -367,6 +367,14 @@ impl<'r> Sampler<'r> {
             }
             return record;
         }
+        if self.mode == Mode::Cpu && sample.cpu_delta == 0 {
+            // Walked, but the CPU clock says the thread has not run since it
+            // was first seen (its first signal has no checksum to compare):
+            // filtered like a matching checksum.
+            counters_add(&counters.samples_filtered, 1);
+            record.outcome = Outcome::Filtered;
+            return record;
+        }
         state.consecutive_failures = 0;
         state.ever_walked = true;
         let depth = self.shared.config.depth;

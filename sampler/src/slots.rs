@@ -65,6 +65,8 @@ pub struct Slot {
     /// Checksum of the registers at the thread's previous signal (0: none).
     /// Written only by the handler, on the thread itself.
     pub(crate) last_checksum: AtomicU64,
+    /// The thread's CPU clock at its previous signal (0: none); handler only.
+    pub(crate) last_cpu_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     pub(crate) result: AtomicI32,
     pub(crate) checksum: AtomicU64,
@@ -81,6 +83,7 @@ impl Slot {
             frames: AtomicPtr::new(std::ptr::null_mut()),
             capacity: AtomicU32::new(0),
             last_checksum: AtomicU64::new(0),
+            last_cpu_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
@@ -176,6 +179,7 @@ impl Registry {
         slot.tid.store(tid, Ordering::Relaxed);
         slot.env.store(env, Ordering::Relaxed);
         slot.last_checksum.store(0, Ordering::Relaxed);
+        slot.last_cpu_ns.store(0, Ordering::Relaxed);
         slot.result.store(0, Ordering::Relaxed);
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
         slot.generation.store(generation, Ordering::Release);

@@ -1,0 +1,65 @@
+//! Ground truth: GroundTruth.java spends known shares of its busy thread's
+//! CPU in known methods (by construction, see the program): self CPU of
+//! heavy 40 %, medium 20 %, light 10 %, shared 30 %, and shared is reached
+//! from viaA and viaB with a 2:1 split. pcct's hot-method counters must
+//! find these shares within 5 points, and shared must be two calling
+//! contexts (two nodes) with the right split.
+
+use std::time::Duration;
+
+use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
+
+const CLASS: &str = "GroundTruth";
+/// (method, expected share of self CPU over the four, in percent).
+const TRUTH: [(&str, f64); 4] = [("heavy", 40.0), ("medium", 20.0), ("light", 10.0), ("shared", 30.0)];
+const TOLERANCE_POINTS: f64 = 5.0;
+
+per_jdk! {
+    fn hot_method_shares_and_two_contexts_of_shared(jdk) {
+        let fixture = Fixture::new("ground-truth");
+        let profile_path = fixture.path("p.json");
+        let finished = Jvm::new(jdk, &fixture, CLASS)
+            .arg("4")
+            .agent(format!("interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
+            .run(Duration::from_secs(90));
+        finished.assert_success();
+        let profile = Profile::read(&profile_path);
+
+        let selfs: Vec<(&str, f64, u64)> = TRUTH
+            .iter()
+            .map(|(name, _)| {
+                let weight = profile.method_self(CLASS, name);
+                (*name, weight.cpu_ns as f64, weight.samples)
+            })
+            .collect();
+        let total_cpu: f64 = selfs.iter().map(|(_, cpu, _)| cpu).sum();
+        let total_samples: u64 = selfs.iter().map(|(_, _, samples)| samples).sum();
+        let context = format!("JDK {}: self (cpu ns, samples): {selfs:?}\ntop methods:\n{}", jdk.major, profile.top_methods(12));
+        assert!(total_samples >= 400, "too few samples in the four methods to judge shares\n{context}");
+        for ((name, cpu, _), (_, expected)) in selfs.iter().zip(TRUTH) {
+            let share = cpu * 100.0 / total_cpu;
+            assert!(
+                (share - expected).abs() <= TOLERANCE_POINTS,
+                "{name}: {share:.1} % of self CPU, expected {expected} % (±{TOLERANCE_POINTS})\n{context}"
+            );
+        }
+
+        // shared: exactly two contexts, one under viaA and one under viaB, split 2:1.
+        let shared = profile.nodes_of(CLASS, "shared");
+        let contexts = profile.describe(&shared);
+        assert_eq!(shared.len(), 2, "shared must have two calling contexts:\n{contexts}");
+        let under = |caller: &str| {
+            let nodes: Vec<_> =
+                shared.iter().filter(|node| profile.parent(node).is_some_and(|p| profile.is(p, CLASS, caller))).collect();
+            assert_eq!(nodes.len(), 1, "one context of shared under {caller}:\n{contexts}");
+            nodes[0].self_weight.cpu_ns as f64
+        };
+        let (via_a, via_b) = (under("viaA"), under("viaB"));
+        let share_a = via_a * 100.0 / (via_a + via_b);
+        let expected_a = 200.0 / 3.0;
+        assert!(
+            (share_a - expected_a).abs() <= TOLERANCE_POINTS,
+            "shared via viaA: {share_a:.1} % of shared's CPU, expected {expected_a:.1} % (±{TOLERANCE_POINTS})\n{contexts}"
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Late attach: `jcmd <pid> JVMTI.agent_load <so> "key:value;..."` to a
+//! running Attachee.java (started without the agent). The agent profiles
+//! from then on and writes its file at VM death; a second load is refused
+//! and a bad option is refused, and in both cases the target keeps running
+//! and exits 0.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::Duration;
+
+use pcct_tests::{agent_path, jcmd, per_jdk, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Starts Attachee (at most 60 s) and waits for its "ready".
+fn start_attachee(jdk: &Jdk, fixture: &Fixture) -> RunningJvm {
+    let mut jvm = Jvm::new(jdk, fixture, "Attachee").arg("60");
+    if jdk.needs_dynamic_agent_flag() {
+        jvm = jvm.flag("-XX:+EnableDynamicAgentLoading");
+    }
+    let mut target = jvm.spawn();
+    target.wait_for_stdout_line("ready", DEADLINE);
+    target
+}
+
+/// `jcmd <pid> JVMTI.agent_load <abs path of the agent> <options>`.
+fn agent_load(jdk: &Jdk, target: &RunningJvm, options: &str, dir: &Path) -> Finished {
+    let agent = agent_path();
+    let arguments = [OsStr::new("JVMTI.agent_load"), agent.as_os_str(), OsStr::new(options)];
+    let finished = jcmd(jdk, target.pid(), &arguments, dir, DEADLINE);
+    assert!(finished.status.success(), "jcmd failed\n{}", finished.report());
+    finished
+}
+
+/// Whether jcmd reports that Agent_OnAttach failed (a non-zero return code).
+fn refused(jcmd: &Finished) -> bool {
+    jcmd.stdout.contains("return code: ") && !jcmd.stdout.contains("return code: 0")
+}
+
+/// Lets the target work `ms` more milliseconds, then waits for its exit 0.
+fn finish(mut target: RunningJvm, ms: u32) -> Finished {
+    assert!(target.is_running(), "the target stopped:\n{}", target.stderr());
+    target.send_line(&format!("finish {ms}"));
+    let finished = target.wait_with_deadline(DEADLINE);
+    finished.assert_success();
+    assert!(finished.stdout.contains("finished"), "Attachee did not finish normally\n{}", finished.report());
+    finished
+}
+
+per_jdk! {
+    fn attach_profiles_the_running_program(jdk) {
+        let fixture = Fixture::new("attach");
+        let profile_path = fixture.path("attach.collapsed");
+        let mut target = start_attachee(jdk, &fixture);
+        let options = format!("interval:1ms;file:{};http:off", profile_path.display());
+        let loaded = agent_load(jdk, &target, &options, fixture.dir());
+        assert!(loaded.stdout.contains("return code: 0"), "agent_load failed\n{}", loaded.report());
+        // The sampler thread announces itself once it found the running threads.
+        target.wait_for_stderr("pcct: attached:", DEADLINE);
+        let finished = finish(target, 1000);
+
+        let summary = finished.summary();
+        assert!(summary.samples >= 100, "JDK {}: too few samples after attach: {}", jdk.major, summary.line);
+        assert!(profile_path.is_file(), "no profile written\n{}", finished.report());
+        let stacks = read_collapsed(&profile_path);
+        let busy: u64 = stacks
+            .iter()
+            .filter(|(frames, _)| frames.last().is_some_and(|leaf| leaf == "Attachee.busyWork"))
+            .map(|(_, value)| value)
+            .sum();
+        assert!(busy > 0, "JDK {}: Attachee.busyWork is not in the profile:\n{stacks:?}", jdk.major);
+        // busyWork is most of the CPU recorded after attach.
+        let total: u64 = stacks.iter().map(|(_, value)| value).sum();
+        assert!(busy * 2 > total, "busyWork {busy} of {total} ns\n{stacks:?}");
+    }
+}
+
+per_jdk! {
+    fn second_attach_is_refused(jdk) {
+        let fixture = Fixture::new("attach-twice");
+        let mut target = start_attachee(jdk, &fixture);
+        let first = agent_load(jdk, &target, "interval:10ms;http:off", fixture.dir());
+        assert!(first.stdout.contains("return code: 0"), "first agent_load failed\n{}", first.report());
+        target.wait_for_stderr("pcct: attached:", DEADLINE);
+
+        let second = agent_load(jdk, &target, "interval:1ms;http:off", fixture.dir());
+        assert!(refused(&second), "JDK {}: the second agent_load was not refused\n{}", jdk.major, second.report());
+        target.wait_for_stderr("already loaded", DEADLINE);
+        let finished = finish(target, 200);
+        let refusals: Vec<_> = finished.agent_lines().into_iter().filter(|l| l.contains("already loaded")).collect();
+        assert_eq!(refusals.len(), 1, "one line refuses the second load\n{}", finished.report());
+        // The first agent kept running and shut down normally.
+        finished.summary();
+    }
+}
+
+per_jdk! {
+    fn bad_option_on_attach_is_refused_and_the_target_keeps_running(jdk) {
+        let fixture = Fixture::new("attach-bad-option");
+        let mut target = start_attachee(jdk, &fixture);
+        let loaded = agent_load(jdk, &target, "interval:abc;http:off", fixture.dir());
+        assert!(refused(&loaded), "JDK {}: bad options were not refused\n{}", jdk.major, loaded.report());
+        target.wait_for_stderr("pcct: bad option", DEADLINE);
+        let finished = finish(target, 100);
+        let lines = finished.agent_lines();
+        assert_eq!(lines.len(), 1, "exactly one pcct line\n{}", finished.report());
+        assert!(lines[0].contains("`interval"), "the line names the option: {}", lines[0]);
+    }
+}

@@ -1,0 +1,72 @@
+//! 100 sleeping threads beside one busy thread (Sleepers.java). Each
+//! sleeper is in one long Thread.sleep inside Sleepers.sleepLong and uses
+//! no CPU: in cpu mode it is never sampled while asleep (the CPU-clock
+//! prefilter skips it: idle skips); in wall mode every sleeper is sampled.
+
+use std::time::Duration;
+
+use pcct_tests::{per_jdk, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
+
+const SLEEPERS: u64 = 100;
+const SECONDS: f64 = 2.0;
+
+fn run(jdk: &Jdk, options: &str) -> (Finished, Profile) {
+    let fixture = Fixture::new("sleepers");
+    let profile_path = fixture.path("p.json");
+    let finished = Jvm::new(jdk, &fixture, "Sleepers")
+        .arg(SECONDS.to_string())
+        .agent(format!("{options},file={},{QUIET_HTTP}", profile_path.display()))
+        .run(Duration::from_secs(90));
+    finished.assert_success();
+    let profile = Profile::read(&profile_path);
+    (finished, profile)
+}
+
+per_jdk! {
+    fn cpu_mode_never_samples_a_sleeper_while_asleep(jdk) {
+        let (finished, profile) = run(jdk, "mode=cpu,interval=1ms");
+        let summary = finished.summary();
+        let sleeper_nodes = profile.outermost_nodes_of("Sleepers", "sleepLong");
+        let recorded = profile.cum_of("Sleepers", "sleepLong");
+        // Once asleep, a sleeper uses no CPU and is never signalled again.
+        // Before that, between the sampler's first sight of the new thread
+        // and its sleep, it may use enough CPU (10 % of an interval, 100 µs)
+        // to be sampled once, and that sample must carry that CPU. So: at
+        // most one sample per sleeper over ~2000 ticks, each worth at least
+        // 100 µs; a prefilter that let sleeping threads through would
+        // record thousands, worth nothing.
+        let context = format!("JDK {}:\n{}{}", jdk.major, profile.describe(&sleeper_nodes), summary.line);
+        assert!(recorded.samples <= SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
+        assert!(
+            recorded.cpu_ns >= recorded.samples * 100_000,
+            "sleeper samples carry less than 100 µs of CPU each:\n{context}"
+        );
+        // 100 sleepers skipped at (nearly) every one of ~2000 ticks; at
+        // least 100 skips each leaves a wide margin for a loaded machine.
+        assert!(summary.idle_skips >= SLEEPERS * 100, "too few idle skips: {}", summary.line);
+        // The busy thread was sampled all along.
+        assert!(profile.cum_of("Sleepers", "spin").samples >= 200, "busy thread not sampled:\n{}", profile.top_methods(8));
+    }
+}
+
+per_jdk! {
+    fn wall_mode_samples_every_sleeper(jdk) {
+        let (finished, profile) = run(jdk, "mode=wall,interval=10ms");
+        let summary = finished.summary();
+        let recorded = profile.cum_of("Sleepers", "sleepLong");
+        let sleeper_nodes = profile.outermost_nodes_of("Sleepers", "sleepLong");
+        let context = format!("{}{}", profile.describe(&sleeper_nodes), summary.line);
+        // Each sleeper lives through the busy thread's 2 s: ~200 samples
+        // each at 10 ms; ask for a tenth of that.
+        assert!(recorded.samples >= SLEEPERS * 20, "JDK {}: {} sleeper samples in wall mode\n{context}", jdk.major, recorded.samples);
+        // ... standing for at least half of their 100 x 2 s of wall time.
+        let wall_s = recorded.wall_ns as f64 / 1e9;
+        assert!(wall_s >= SLEEPERS as f64 * SECONDS / 2.0, "JDK {}: sleepers' wall time {wall_s:.1} s\n{context}", jdk.major);
+        // The sleepers' frames: Thread.sleep under sleepLong.
+        let sleep_frames = sleeper_nodes
+            .iter()
+            .flat_map(|node| profile.nodes().iter().filter(move |n| n.parent == Some(node.id)))
+            .any(|child| profile.method_of(child).class == "java.lang.Thread");
+        assert!(sleep_frames, "no java.lang.Thread frame under Sleepers.sleepLong:\n{context}");
+    }
+}
