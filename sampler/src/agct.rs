@@ -49,6 +49,13 @@ pub fn locate() -> Option<AgctFn> {
     Some(unsafe { std::mem::transmute::<*mut c_void, AgctFn>(address) })
 }
 
+/// Uses `function` as AsyncGetCallTrace: for embedding the sampler in a VM
+/// that exports it under another name, and for tests that exercise the
+/// signal handler without a JVM.
+pub fn use_function(function: AgctFn) {
+    AGCT.store(function as usize, Ordering::Release);
+}
+
 /// The located function, for the signal handler (no allocation, one atomic load).
 #[inline]
 pub(crate) fn function() -> Option<AgctFn> {

@@ -17,11 +17,15 @@
 //! - it keeps everything in its own temporary directory (parallel-safe).
 
 pub mod agent_so;
+pub mod browser;
 pub mod fixture;
+pub mod http;
 pub mod jdk;
 pub mod jvm;
 pub mod poll;
 pub mod profile;
+pub mod prometheus;
+pub mod stress;
 pub mod summary;
 pub mod temp;
 

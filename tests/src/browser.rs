@@ -1,0 +1,1 @@
+//! Headless Chromium for the page tests (filled by the HTTP integration tests).

@@ -1,0 +1,1 @@
+//! A real Prometheus on loopback and promtool (filled by the dashboard tests).

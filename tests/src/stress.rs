@@ -1,0 +1,1 @@
+//! Support for the stress and fault tests (filled by the stress suite).
