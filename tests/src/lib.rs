@@ -31,7 +31,7 @@ pub mod temp;
 
 pub use agent_so::agent_path;
 pub use fixture::Fixture;
-pub use jdk::{jdk, jdks, Jdk};
+pub use jdk::{jdk, jdk17, jdks, Jdk};
 pub use jvm::{assert_no_hs_err, jcmd, Finished, Jvm, RunningJvm};
 pub use poll::poll_until;
 pub use profile::{read_collapsed, Profile};
