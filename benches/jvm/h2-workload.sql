@@ -4,7 +4,7 @@
 
 CREATE TABLE customer(id INT PRIMARY KEY, region INT, name VARCHAR(40), credit DECIMAL(12,2));
 CREATE TABLE product(id INT PRIMARY KEY, category INT, price DECIMAL(10,2), name VARCHAR(40));
-CREATE TABLE orders(id INT PRIMARY KEY, customer_id INT, day INT, status INT);
+CREATE TABLE orders(id INT PRIMARY KEY, customer_id INT, order_day INT, status INT);
 CREATE TABLE line(order_id INT, product_id INT, quantity INT, discount DECIMAL(4,2));
 
 INSERT INTO customer SELECT x, MOD(x, 50), 'customer-' || x, MOD(x * 7919, 100000) / 10.0 FROM SYSTEM_RANGE(1, 60000);
@@ -45,5 +45,5 @@ GROUP BY p.category ORDER BY 2 DESC LIMIT 10;
 
 SELECT c.region, COUNT(DISTINCT o.id), SUM(l.quantity)
 FROM customer c JOIN orders o ON o.customer_id = c.id JOIN line l ON l.order_id = o.id
-WHERE o.day BETWEEN 100 AND 200
+WHERE o.order_day BETWEEN 100 AND 200
 GROUP BY c.region ORDER BY 3 DESC;

@@ -114,7 +114,7 @@ def setup_javac(smoke):
     if not (source / "java.base" / "java" / "util").exists():
         source.mkdir(parents=True, exist_ok=True)
         run(["unzip", "-q", "-o", zips[0], "java.base/*", "-d", str(source)])
-    files = sorted((source / "java.base" / "java" / "util").glob("*.java"))
+    files = sorted((source / "java.base" / "java" / "util").rglob("*.java"))
     if smoke:
         files = files[:40]
     listing = WORK / "javac" / ("files-smoke.txt" if smoke else "files.txt")
