@@ -49,9 +49,10 @@ impl MethodCounters {
         if index >= self.counters.len() {
             self.counters.resize(index + 1, Counter { weight: Weight::ZERO, link: Link::UNLISTED });
         }
+        let old = self.counters[index].weight.get(self.metric);
         self.counters[index].weight.add(weight);
         let mut rank = CounterRank { counters: &mut self.counters, metric: self.metric };
-        self.list.raised(&mut rank, method.0);
+        self.list.raised(&mut rank, method.0, old);
     }
 
     pub(crate) fn weight(&self, method: MethodId) -> Weight {

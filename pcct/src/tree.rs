@@ -332,16 +332,18 @@ impl Pcct {
 
     #[inline]
     fn add_node_weight(&mut self, node: u32, weight: &Weight) {
+        let old = self.slots[node as usize].node_weight.get(self.config.metric);
         self.slots[node as usize].node_weight.add(weight);
         let mut rank = NodeRank { slots: &mut self.slots, metric: self.config.metric };
-        self.hot_nodes.raised(&mut rank, node);
+        self.hot_nodes.raised(&mut rank, node, old);
     }
 
     #[inline]
     fn add_edge_weight(&mut self, node: u32, weight: &Weight) {
+        let old = self.slots[node as usize].edge_weight.get(self.config.metric);
         self.slots[node as usize].edge_weight.add(weight);
         let mut rank = EdgeRank { slots: &mut self.slots, metric: self.config.metric };
-        self.hot_edges.raised(&mut rank, node);
+        self.hot_edges.raised(&mut rank, node, old);
     }
 
     fn try_record(
