@@ -183,9 +183,11 @@ counters! {
     /// `cpu_ns_recorded + cpu_ns_filtered` should add up to. Threads still
     /// running are added when sampling stops.
     cpu_ns_observed,
-    /// Threads registered so far.
+    /// Threads registered so far (ThreadStart, the main thread at VMInit,
+    /// threads found at attach), whether or not a tick ever saw them.
     threads_registered,
-    /// Threads that ended.
+    /// Registered threads that ended (ThreadEnd, found gone, or their tid
+    /// registered again); `threads_registered - threads_ended` are registered now.
     threads_ended,
     /// Threads no longer sampled because AsyncGetCallTrace never walked them (JVM service threads).
     threads_excluded,

@@ -6,8 +6,8 @@
 //! - [`timer`]: the busy-wait timer (absolute deadlines, adaptive spin).
 //! - [`slots`]: the fixed table of thread slots, one mailbox per thread
 //!   between its signal handler and the sampler.
-//! - `handler`: the signal handler — async-signal-safe, its rules are its
-//!   module documentation.
+//! - [`handler`]: the signal handler — async-signal-safe, its rules are its
+//!   module documentation (public only for [`handler::encode`]).
 //! - [`registers`]: the register checksum (HPROF's ThreadHasRun).
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
 //! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
@@ -25,7 +25,7 @@ pub mod agct;
 pub mod config;
 pub mod counters;
 mod error;
-mod handler;
+pub mod handler;
 pub mod recent;
 pub mod registers;
 pub mod resolve;

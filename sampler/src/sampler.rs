@@ -56,6 +56,10 @@ struct ThreadState {
     cpu_at_request: u64,
     wall_at_request: u64,
     requested_tick: u64,
+    /// Sampling was paused since this thread's last sample: at its next idle
+    /// moment its baselines move to "now", so the CPU and wall time it used
+    /// while nobody sampled are not credited to its next sample.
+    rebase: bool,
     consecutive_failures: u32,
     ever_walked: bool,
     excluded: bool,
@@ -86,6 +90,8 @@ pub struct Sampler<'r> {
     pseudo: Vec<MethodId>,
     tick: u64,
     mode: Mode,
+    /// Sampling was paused (`/api/sampling`) at the previous tick.
+    paused: bool,
     started_ns: u64,
 }
 
@@ -97,6 +103,7 @@ impl<'r> Sampler<'r> {
     pub fn new(shared: Arc<Shared>, registry: Arc<Registry>, resolver: &'r mut dyn MethodResolver) -> Sampler<'r> {
         let depth = shared.config.depth;
         let mode = shared.control.mode();
+        handler::set_ran_share(shared.config.idle_share);
         Sampler {
             shared,
             registry,
@@ -109,6 +116,7 @@ impl<'r> Sampler<'r> {
             pseudo: Vec::new(),
             tick: 0,
             mode,
+            paused: false,
             started_ns: now_ns(),
         }
     }
@@ -134,7 +142,12 @@ impl<'r> Sampler<'r> {
             self.follow_mode();
             self.drain(interval / 2);
             if self.shared.control.is_running() {
+                if std::mem::take(&mut self.paused) {
+                    self.threads.iter_mut().flatten().for_each(|thread| thread.rebase = true);
+                }
                 self.signal_threads(interval);
+            } else {
+                self.paused = true;
             }
             self.shared.counters.tick_time.observe(now_ns() - tick_start);
         }
@@ -290,7 +303,6 @@ impl<'r> Sampler<'r> {
                 }
                 RETIRED => {
                     if let Some(old) = self.threads[index].take() {
-                        counters_add(&self.shared.counters.threads_ended, 1);
                         counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
                     }
                     self.registry.release(index);
@@ -306,6 +318,11 @@ impl<'r> Sampler<'r> {
                 _ => {}
             }
         }
+        // Registrations are counted by the registry: most short-lived
+        // threads start and end between two ticks, unseen here.
+        let counters = &self.shared.counters;
+        counters.threads_registered.store(self.registry.registered_total(), Ordering::Relaxed);
+        counters.threads_ended.store(self.registry.ended_total(), Ordering::Relaxed);
         let stray = handler::STRAY_SIGNALS.swap(0, Ordering::Relaxed);
         let stale = handler::STALE_SIGNALS.swap(0, Ordering::Relaxed);
         counters_add(&self.shared.counters.signals_stray, stray);
@@ -423,6 +440,10 @@ impl<'r> Sampler<'r> {
             let tid = slot.tid.load(Ordering::Relaxed);
             let known = self.threads[index].as_ref().is_some_and(|thread| thread.generation == generation);
             let Some(cpu_now) = slots::thread_cpu_ns(tid) else {
+                // The thread is gone. A thread found in /proc/self/task gets
+                // no ThreadEnd: retire it here, or its slot would stay taken
+                // (and its tid signalled) forever.
+                self.retire_if_discovered(index, generation);
                 continue;
             };
             if !known {
@@ -431,9 +452,14 @@ impl<'r> Sampler<'r> {
                     counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
                 }
                 self.threads[index] = Some(ThreadState::new(generation, tid, cpu_now, wall_now));
-                counters_add(&self.shared.counters.threads_registered, 1);
             }
             let Some(thread) = self.threads[index].as_mut() else { continue };
+            if thread.rebase && state == IDLE {
+                // Resumed after a pause: the time it ran unobserved is
+                // accounted as observed up to the pause, then dropped.
+                counters_add(&self.shared.counters.cpu_ns_observed, thread.observed_cpu());
+                thread.rebase_to(cpu_now, wall_now);
+            }
             thread.cpu_last_read = cpu_now;
             if thread.excluded {
                 continue;
@@ -446,6 +472,9 @@ impl<'r> Sampler<'r> {
                 counters_add(&self.shared.counters.samples_idle, 1);
                 continue;
             }
+            // Published by the move to REQUESTED; the handler compares it
+            // with the CPU clock at its previous return (see `handler`).
+            slot.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
             if !slot.cas_state(IDLE, REQUESTED) {
                 continue;
             }
@@ -457,12 +486,22 @@ impl<'r> Sampler<'r> {
                 Err(error) => {
                     slot.cas_state(REQUESTED, IDLE);
                     counters_add(&self.shared.counters.signal_failures, 1);
-                    if error == SendError::NoSuchThread && self.registry.origin(index) == Some(ThreadOrigin::Discovered)
-                    {
-                        self.registry.retire(tid);
+                    if error == SendError::NoSuchThread {
+                        self.retire_if_discovered(index, generation);
                     }
                 }
             }
+        }
+    }
+}
+
+impl Sampler<'_> {
+    /// Retires the registration (`index`, `generation`) of a thread that is
+    /// gone, if it was discovered (started threads are retired by their
+    /// ThreadEnd).
+    fn retire_if_discovered(&self, index: usize, generation: u32) {
+        if self.registry.origin(index) == Some(ThreadOrigin::Discovered) {
+            self.registry.retire_key(slots::ThreadKey { slot: index, generation });
         }
     }
 }
@@ -471,6 +510,17 @@ impl ThreadState {
     /// CPU time the thread used between first sight and the last reading.
     fn observed_cpu(&self) -> u64 {
         self.cpu_last_read.saturating_sub(self.cpu_first_seen)
+    }
+
+    /// Moves the weight baselines and the observation start to "now".
+    fn rebase_to(&mut self, cpu_now: u64, wall_now: u64) {
+        self.cpu_at_sample = cpu_now;
+        self.cpu_first_seen = cpu_now;
+        self.cpu_last_read = cpu_now;
+        self.cpu_at_request = cpu_now;
+        self.wall_at_sample = wall_now;
+        self.wall_at_request = wall_now;
+        self.rebase = false;
     }
 
     fn new(generation: u32, tid: i32, cpu_now: u64, wall_now: u64) -> ThreadState {
@@ -485,6 +535,7 @@ impl ThreadState {
             cpu_at_request: cpu_now,
             wall_at_request: wall_now,
             requested_tick: 0,
+            rebase: false,
             consecutive_failures: 0,
             ever_walked: false,
             excluded: false,

@@ -110,8 +110,13 @@ pub enum SendError {
     Other(i32),
 }
 
-/// Sends `signal` to thread `tid` of this process, carrying `value`.
-pub(crate) fn send(signal: i32, tid: i32, value: usize) -> std::result::Result<(), SendError> {
+/// Sends `signal` to thread `tid` of this process, carrying `value`
+/// (`rt_tgsigqueueinfo` with `si_code` SI_QUEUE, which the handler checks).
+///
+/// Public for tests and embedders that signal threads the way the sampler
+/// does (value from [`crate::handler::encode`]); the sampler is its only
+/// user in the agent.
+pub fn send(signal: i32, tid: i32, value: usize) -> std::result::Result<(), SendError> {
     // SAFETY: getpid/getuid cannot fail.
     let (pid, uid) = unsafe { (libc::getpid(), libc::getuid()) };
     let mut info = QueuedSigInfo { signo: signal, errno: 0, code: SI_QUEUE, _pad: 0, pid, uid, value, _rest: [0; 96] };

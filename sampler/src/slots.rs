@@ -67,6 +67,12 @@ pub struct Slot {
     pub(crate) last_checksum: AtomicU64,
     /// The thread's CPU clock at its previous signal (0: none); handler only.
     pub(crate) last_cpu_ns: AtomicU64,
+    /// The monotonic clock when the previous handler returned; handler only.
+    pub(crate) last_end_ns: AtomicU64,
+    /// The thread's CPU clock as the sampler read it just before requesting
+    /// this sample (0: not read). Written by the sampler while the slot is
+    /// IDLE, published by its move to REQUESTED.
+    pub(crate) requested_cpu_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     pub(crate) result: AtomicI32,
     pub(crate) checksum: AtomicU64,
@@ -84,6 +90,8 @@ impl Slot {
             capacity: AtomicU32::new(0),
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
+            last_end_ns: AtomicU64::new(0),
+            requested_cpu_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
@@ -129,6 +137,11 @@ struct RegistryInner {
 /// Registration and retirement of threads (never called from a handler).
 pub struct Registry {
     inner: Mutex<RegistryInner>,
+    /// Registrations so far, and registrations ended (retired); their
+    /// difference is the number of registered threads. Counted here, not by
+    /// the sampler: most short-lived threads start and end between two ticks.
+    registered_total: AtomicU64,
+    ended_total: AtomicU64,
 }
 
 impl Registry {
@@ -141,6 +154,8 @@ impl Registry {
                 free: Vec::new(),
                 depth,
             }),
+            registered_total: AtomicU64::new(0),
+            ended_total: AtomicU64::new(0),
         }
     }
 
@@ -152,6 +167,7 @@ impl Registry {
         let mut inner = self.inner.lock();
         if let Some(old) = inner.by_tid.remove(&tid) {
             retire_slot(old);
+            self.ended_total.fetch_add(1, Ordering::Relaxed);
         }
         let index = match inner.free.pop() {
             Some(index) => index,
@@ -180,6 +196,8 @@ impl Registry {
         slot.env.store(env, Ordering::Relaxed);
         slot.last_checksum.store(0, Ordering::Relaxed);
         slot.last_cpu_ns.store(0, Ordering::Relaxed);
+        slot.last_end_ns.store(0, Ordering::Relaxed);
+        slot.requested_cpu_ns.store(0, Ordering::Relaxed);
         slot.result.store(0, Ordering::Relaxed);
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
         slot.generation.store(generation, Ordering::Release);
@@ -190,6 +208,7 @@ impl Registry {
         let key = ThreadKey { slot: index, generation };
         inner.by_tid.insert(tid, key);
         inner.origin.insert(index, origin);
+        self.registered_total.fetch_add(1, Ordering::Relaxed);
         Ok(key)
     }
 
@@ -199,10 +218,28 @@ impl Registry {
         match inner.by_tid.remove(&tid) {
             Some(key) => {
                 retire_slot(key);
+                self.ended_total.fetch_add(1, Ordering::Relaxed);
                 true
             }
             None => false,
         }
+    }
+
+    /// Retires the registration `key` if it is still the current one, for
+    /// threads that end without a ThreadEnd (threads found in
+    /// `/proc/self/task`): the sampler calls it when it finds the thread
+    /// gone. Unlike [`Registry::retire`] it cannot retire a newer thread
+    /// that reused the tid in the meantime.
+    pub(crate) fn retire_key(&self, key: ThreadKey) -> bool {
+        let mut inner = self.inner.lock();
+        let tid = SLOTS[key.slot].tid.load(Ordering::Relaxed);
+        if inner.by_tid.get(&tid) != Some(&key) {
+            return false;
+        }
+        inner.by_tid.remove(&tid);
+        retire_slot(key);
+        self.ended_total.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// Returns a retired slot to the free list (sampler only).
@@ -230,6 +267,17 @@ impl Registry {
 
     pub fn registered(&self) -> usize {
         self.inner.lock().by_tid.len()
+    }
+
+    /// Threads registered so far (every registration, reused tids included).
+    pub fn registered_total(&self) -> u64 {
+        self.registered_total.load(Ordering::Relaxed)
+    }
+
+    /// Registrations that ended (ThreadEnd, a thread found gone, or a tid
+    /// registered again).
+    pub fn ended_total(&self) -> u64 {
+        self.ended_total.load(Ordering::Relaxed)
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::MAX_LIMIT;
 use crate::error::ApiError;
 use crate::params::Params;
-use crate::state::AppState;
+use crate::state::{AppState, ProfileHeader};
 
 #[derive(Serialize)]
 pub struct Sample {
@@ -30,6 +30,9 @@ pub struct Sample {
 
 #[derive(Serialize)]
 pub struct SamplesPage {
+    /// The profile's header, as every JSON answer carries it: its tick and
+    /// drained tick say how fresh the page is.
+    pub profile: ProfileHeader,
     pub samples: Vec<Sample>,
     /// Pass as `since` to continue after this page.
     pub next_since: u64,
@@ -46,11 +49,15 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
     let limit = params.integer("limit", 1, MAX_LIMIT, 100)? as usize;
     let filter = FilterSelection::parse(params.choice("filtered", &["exclude", "include", "only"], "include")?)
         .expect("validated choice");
+    // The profile lock first, then the ring (the sampler's order): no drain
+    // runs in between, so the header's ticks describe this very page and
+    // the records' method ids belong to the method table that names them.
+    let profile = state.shared.profile.lock();
+    let header = state.header(&profile.tree);
     let (page, capacity) = {
         let recent = state.shared.recent.lock();
         (recent.page(since, limit, filter), recent.capacity())
     };
-    let profile = state.shared.profile.lock();
     let samples = page
         .records
         .iter()
@@ -67,6 +74,7 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
         })
         .collect();
     Ok(Json(SamplesPage {
+        profile: header,
         samples,
         next_since: page.next_since,
         overwritten: page.overwritten,
