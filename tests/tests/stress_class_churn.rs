@@ -1,0 +1,63 @@
+//! Class-unloading churn while the HTTP API is queried continuously: the
+//! agent names method ids of classes that are being unloaded (ClassChurn
+//! defines ChurnHelper again and again in throwaway loaders, with
+//! System.gc()), while three clients ask for hot methods, edges, contexts,
+//! trees, recent samples, every report, the flame graph, status and metrics
+//! on fresh connections. No crash, exit 0, no server error, every JSON
+//! answer parses, names of the churned class are served while it lives, and
+//! the profile parses with every frame named or `[unloaded]`.
+
+use pcct::MethodKind;
+use pcct_tests::stress::{
+    arg_seconds, assert_exit_code, deadline_for, load_seconds, profile_json, sampler_counter, wait_for_addr_file,
+    Hammer, BUSY_ROUTES,
+};
+use pcct_tests::{per_jdk, Fixture, Jvm, Profile};
+
+per_jdk! {
+    fn class_churn_while_http_is_queried(jdk) {
+        let seconds = load_seconds(4.0);
+        let fixture = Fixture::new("stress-class-churn");
+        let (profile_path, addr_path) = (fixture.path("p.json"), fixture.path("addr"));
+        let jvm = Jvm::new(jdk, &fixture, "ClassChurn")
+            .arg(arg_seconds(seconds))
+            .agent(format!(
+                "interval=1ms,port=0,addr_file={},file={}",
+                addr_path.display(),
+                profile_path.display()
+            ))
+            .spawn();
+        let address = wait_for_addr_file(&addr_path, deadline_for(0.0));
+        let hammer = Hammer::start(address, BUSY_ROUTES, 3, Some("ChurnHelper"));
+        let finished = jvm.wait_with_deadline(deadline_for(seconds));
+        let stats = hammer.stop();
+        assert_exit_code(&finished, 0);
+
+        eprintln!("JDK {}: HTTP while churning: {stats:?}", jdk.major);
+        assert!(stats.ok() >= 20, "JDK {}: too few answers: {stats:?}", jdk.major);
+        assert_eq!(stats.server_errors(), 0, "JDK {}: server errors: {:?}", jdk.major, stats.first_server_error);
+        assert!(stats.bad_json.is_empty(), "JDK {}: answers that are not JSON: {:?}", jdk.major, stats.bad_json);
+        assert!(stats.watched > 0, "JDK {}: no answer named the churned class ChurnHelper: {stats:?}", jdk.major);
+
+        let classes = finished.stdout_value("classes");
+        assert!(classes >= 100, "only {classes} classes defined\n{}", finished.report());
+        let profile = Profile::read(&profile_path);
+        for node in profile.nodes() {
+            let method = profile.method_of(node);
+            let named = match method.kind {
+                MethodKind::Java => !method.class.is_empty() && !method.name.is_empty(),
+                MethodKind::Pseudo => method.name.starts_with('[') && method.name != "[unknown_method]",
+            };
+            assert!(named, "JDK {}: a frame is neither named nor [unloaded]: {method:?}", jdk.major);
+        }
+        assert!(profile.cum_of("ChurnHelper", "churnWork").samples > 0, "{}", profile.top_methods(10));
+        let json = profile_json(&profile_path);
+        eprintln!(
+            "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}",
+            jdk.major,
+            sampler_counter(&json, "methods_resolved"),
+            sampler_counter(&json, "methods_unloaded"),
+            sampler_counter(&json, "methods_failed"),
+        );
+    }
+}
