@@ -108,8 +108,11 @@ pub struct OptionError {
 }
 
 impl OptionError {
+    /// The item is cut to 200 characters and its control characters are
+    /// escaped, so the message stays one short line whatever was passed.
     fn new(item: &str, allowed: impl Into<String>) -> OptionError {
-        OptionError { item: item.chars().take(200).collect(), allowed: allowed.into() }
+        let item = item.chars().take(200).flat_map(|c| c.escape_debug()).collect();
+        OptionError { item, allowed: allowed.into() }
     }
 }
 
