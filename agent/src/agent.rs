@@ -36,8 +36,6 @@ pub struct Agent {
     pub own_tids: Mutex<Vec<i32>>,
     /// Set once VMDeath began: callbacks do nothing after it.
     pub dying: AtomicBool,
-    /// Why sampling is off, if it is (shown by /api/status and at exit).
-    pub disabled: Arc<Mutex<Option<String>>>,
     pub server: Mutex<Option<pcct_server::ServerHandle>>,
 }
 
@@ -110,7 +108,6 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
-        disabled: Arc::new(Mutex::new(None)),
         server: Mutex::new(None),
     };
     if AGENT.set(agent).is_err() {
@@ -161,8 +158,7 @@ impl Agent {
     /// Turns sampling off for good, saying why once.
     pub fn disable(&self, reason: String) {
         complain(&format!("sampling is off: {reason}"));
-        *self.disabled.lock() = Some(reason);
-        self.shared.control.request_stop();
+        self.shared.disable(reason);
         self.shared.finished.store(true, Ordering::Release);
     }
 
@@ -208,6 +204,9 @@ impl Agent {
             tree_total.cpu_ns as f64 / 1e9,
             counters.cpu_ns_observed as f64 / 1e9,
         );
+        if let Some(reason) = self.shared.disabled_reason() {
+            line.push_str(&format!("; sampling was off: {reason}"));
+        }
         match written {
             Some((path, Ok(format))) => line.push_str(&format!("; wrote {} ({})", path.display(), format.name())),
             Some((path, Err(error))) => line.push_str(&format!("; could not write {}: {error}", path.display())),

@@ -40,7 +40,6 @@ pub fn start(agent: &Agent) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
         settings: settings(agent),
-        disabled: agent.disabled.clone(),
         metrics_top: options.metrics_top,
         report_metric: options.report_metric(),
         heavy_requests: 2,

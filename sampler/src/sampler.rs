@@ -40,6 +40,8 @@ use crate::timer::{now_ns, BusyWaitTimer};
 const LOST_AFTER_TICKS: u64 = 50;
 /// Samples kept across ticks while the profile lock is busy.
 const MAX_PENDING: usize = 65_536;
+/// How often the sampler checks that its signal handler is still installed.
+const HANDLER_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
 /// What the sampler keeps about one registered thread.
 struct ThreadState {
@@ -126,7 +128,12 @@ impl<'r> Sampler<'r> {
     pub fn run(&mut self) {
         signal::block_in_current_thread(self.shared.config.signal);
         let mut timer = BusyWaitTimer::new(self.shared.control.interval(), self.shared.config.max_spin);
+        let mut handler_checked = Instant::now();
         while !self.shared.control.stop_requested() {
+            if handler_checked.elapsed() >= HANDLER_CHECK_PERIOD {
+                handler_checked = Instant::now();
+                self.check_handler();
+            }
             let interval = self.shared.control.interval();
             timer.set_interval(interval);
             let tick = timer.wait();
@@ -496,6 +503,18 @@ impl<'r> Sampler<'r> {
 }
 
 impl Sampler<'_> {
+    /// Stops sampling for good if another library replaced pcct's signal
+    /// handler: its signals would otherwise go to someone else's handler.
+    fn check_handler(&self) {
+        let signal = self.shared.config.signal;
+        if !signal::is_installed(signal) {
+            self.shared.disable(format!(
+                "another handler replaced pcct's {} handler; sampling stopped (choose another signal with signal=)",
+                signal::signal_name(signal)
+            ));
+        }
+    }
+
     /// Retires the registration (`index`, `generation`) of a thread that is
     /// gone, if it was discovered (started threads are retired by their
     /// ThreadEnd).

@@ -112,6 +112,9 @@ pub struct Shared {
     /// that tick is in the profile (answers are at most one interval plus
     /// the drain behind).
     pub drained_tick: AtomicU64,
+    /// Why sampling is off for good, if it is (shown by /api/status, the
+    /// metrics and the summary at exit).
+    pub disabled: Mutex<Option<String>>,
 }
 
 impl Shared {
@@ -126,7 +129,20 @@ impl Shared {
             started: Instant::now(),
             finished: AtomicBool::new(false),
             drained_tick: AtomicU64::new(0),
+            disabled: Mutex::new(None),
         })
+    }
+
+    /// Turns sampling off for good with `reason` (the first reason given
+    /// stays); the sampler thread finishes its last drain and returns.
+    pub fn disable(&self, reason: String) {
+        self.disabled.lock().get_or_insert(reason);
+        self.control.request_stop();
+    }
+
+    /// Why sampling is off for good, if it is.
+    pub fn disabled_reason(&self) -> Option<String> {
+        self.disabled.lock().clone()
     }
 
     /// Purges the tree now (readers' request: `POST /api/purge`).

@@ -77,6 +77,19 @@ pub fn install(signal: i32) -> Result<()> {
     Ok(())
 }
 
+/// Whether pcct's handler is (still) the one installed for `signal`:
+/// another library may install its own after pcct did.
+pub fn is_installed(signal: i32) -> bool {
+    let mut current = MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: querying the disposition (null new action) only writes `current`.
+    if unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: sigaction succeeded and initialised `current`.
+    let current = unsafe { current.assume_init() };
+    current.sa_sigaction == handler::on_signal as *const () as usize
+}
+
 /// Blocks `signal` in the calling thread (the sampler's and server's own threads).
 pub fn block_in_current_thread(signal: i32) {
     // SAFETY: builds a signal set on the stack and changes this thread's mask.

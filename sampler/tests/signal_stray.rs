@@ -30,7 +30,9 @@ fn signals_to_an_unregistered_thread_are_counted_not_sampled() {
         let (registry, stop) = (Arc::clone(&harness.registry), Arc::clone(&stop));
         std::thread::spawn(move || {
             let tid = current_tid();
-            key_tx.send(registry.register(tid, std::ptr::dangling_mut(), ThreadOrigin::Started).expect("register")).unwrap();
+            key_tx
+                .send(registry.register(tid, std::ptr::dangling_mut(), ThreadOrigin::Started).expect("register"))
+                .unwrap();
             spin_until(&stop);
             registry.retire(tid);
         })

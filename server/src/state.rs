@@ -5,7 +5,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use parking_lot::Mutex;
 use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
@@ -19,8 +18,6 @@ pub struct AppConfig {
     pub token: Option<String>,
     /// The agent's options in force, shown by /api/status.
     pub settings: serde_json::Value,
-    /// Why sampling is off, when it is (set by the agent).
-    pub disabled: Arc<Mutex<Option<String>>>,
     /// Hot methods exported as a Prometheus gauge.
     pub metrics_top: usize,
     /// The metric reports and flame graphs count by default.
@@ -35,7 +32,6 @@ impl Default for AppConfig {
         AppConfig {
             token: None,
             settings: serde_json::Value::Null,
-            disabled: Arc::new(Mutex::new(None)),
             metrics_top: 10,
             report_metric: Metric::CpuNs,
             heavy_requests: 2,

@@ -210,7 +210,7 @@ async fn status_reports_options_counters_and_profile() {
         vm.jvm_version = "17.0.99".to_string();
         vm.pid = 4242;
     }
-    *fixture.state.config.disabled.lock() = Some("signal taken".to_string());
+    fixture.state.shared.disable("signal taken".to_string());
     let body = fixture.get("/api/status").await.ok_json();
     assert_eq!(body["agent"], "pcct");
     assert_eq!(body["jvm_name"], "Test VM");

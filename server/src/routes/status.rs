@@ -66,7 +66,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
             running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),
             mode: control.mode().name(),
             interval_ns: control.interval().as_nanos() as u64,
-            disabled: state.config.disabled.lock().clone(),
+            disabled: state.shared.disabled_reason(),
             finished: state.shared.finished.load(Ordering::Acquire),
         },
         settings: state.config.settings.clone(),
