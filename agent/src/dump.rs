@@ -1,7 +1,13 @@
 //! Writing the profile to `file` at VM death: complete or not at all
 //! (written to a temporary file beside it, then renamed).
+//!
+//! The exporters stream into a buffered file under the profile lock: no
+//! copy of the arena and nothing the size of the output is held in memory,
+//! so the dump adds only a weight per node (the cum pass) to the agent's
+//! memory at the moment the JVM is exiting. The sampler has stopped by
+//! then; the lock keeps out only HTTP readers, for as long as the write takes.
 
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use pcct::export::{self, Format, ReportOptions};
@@ -10,28 +16,34 @@ use crate::agent::Agent;
 
 pub fn write(agent: &Agent, path: &Path) -> std::io::Result<Format> {
     let format = agent.options.dump_format();
-    let profile = agent.shared.snapshot();
-    let options = ReportOptions { metric: agent.options.report_metric(), min_cum_share: 0.0 };
-    let text = if format == Format::Json {
-        // The JSON profile also carries the sampler's counters and the VM.
-        let mut extra = serde_json::Map::new();
-        let counters = serde_json::to_value(agent.shared.counters.snapshot()).unwrap_or_default();
-        extra.insert("sampler".to_string(), counters);
-        let vm = agent.shared.vm.lock().clone();
-        extra.insert(
-            "vm".to_string(),
-            serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
-        );
-        export::json::write_with(&profile.tree, &profile.methods, &extra)
-    } else {
-        export::write(format, &profile.tree, &profile.methods, &options)
-    };
     let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
-    {
-        let mut file = std::fs::File::create(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
+    let written = write_file(agent, format, &temporary).and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
-    std::fs::rename(&temporary, path)?;
-    Ok(format)
+    written.map(|()| format)
+}
+
+fn write_file(agent: &Agent, format: Format, path: &Path) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    {
+        let profile = agent.shared.profile.lock();
+        if format == Format::Json {
+            // The JSON profile also carries the sampler's counters and the VM.
+            let mut extra = serde_json::Map::new();
+            let counters = serde_json::to_value(agent.shared.counters.snapshot()).unwrap_or_default();
+            extra.insert("sampler".to_string(), counters);
+            let vm = agent.shared.vm.lock().clone();
+            extra.insert(
+                "vm".to_string(),
+                serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
+            );
+            export::json::write_to(&mut out, &profile.tree, &profile.methods, &extra)?;
+        } else {
+            let options = ReportOptions { metric: agent.options.report_metric(), min_cum_share: 0.0 };
+            export::write_to(&mut out, format, &profile.tree, &profile.methods, &options)?;
+        }
+    }
+    out.flush()?;
+    out.into_inner().map_err(|error| error.into_error())?.sync_all()
 }

@@ -43,7 +43,7 @@ pub struct Options {
     pub recent: usize,
     /// `hot`: elements each hot list keeps sorted, 16..=100000 (default 1024).
     pub hot_list: usize,
-    /// `methods`: bytes of method names before the table starts over (default 32m).
+    /// `methods`: bytes of method names before the table starts over, 256k..=4g (default 32m).
     pub methods_limit: usize,
     /// `file`: where to write the profile at VM death (default: nowhere).
     pub file: Option<PathBuf>,
@@ -281,8 +281,8 @@ impl Options {
             }
             "methods" => {
                 self.methods_limit = parse_size(value)
-                    .filter(|size| (1 << 20..=4 << 30).contains(size))
-                    .ok_or_else(|| bad("methods must be a size from 1m to 4g"))?
+                    .filter(|size| (256 << 10..=4 << 30).contains(size))
+                    .ok_or_else(|| bad("methods must be a size from 256k to 4g"))?
             }
             "file" => {
                 if value.is_empty() {

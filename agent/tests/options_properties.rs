@@ -32,7 +32,7 @@ fn assert_in_range(options: &Options) -> Result<(), TestCaseError> {
     prop_assert!(options.max_spin <= Duration::from_micros(200));
     prop_assert!((16..=1_000_000).contains(&options.recent));
     prop_assert!((16..=100_000).contains(&options.hot_list));
-    prop_assert!((1 << 20..=4usize << 30).contains(&options.methods_limit));
+    prop_assert!((256 << 10..=4usize << 30).contains(&options.methods_limit));
     prop_assert!(options.metrics_top <= 100);
     prop_assert!(options.format.is_none() || options.file.is_some());
     Ok(())

@@ -1,4 +1,7 @@
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
+import java.util.function.LongUnaryOperator;
 
 /**
  * A huge number of distinct calling contexts (tests/tests/stress_memory.rs):
@@ -7,8 +10,14 @@ import java.util.SplittableRandom;
  * microseconds at the bottom: about 4^depth different paths, so a profile
  * of calling contexts grows until its arena is full.
  *
- * Usage: java BranchyContexts <seconds> <threads> <depth>. Prints "ready"
- * once running and "paths=<n>" at the end.
+ * With <generate> = yes, one more thread generates classes for as long:
+ * each is Gen0000000 (below) with the digits in its name and its method's
+ * name replaced by a counter, defined in a throwaway class loader and run
+ * for about a millisecond, so new method names, jmethodIDs and contexts
+ * keep coming (and old classes are unloaded).
+ *
+ * Usage: java BranchyContexts <seconds> <threads> <depth> [generate].
+ * Prints "ready" once running, "paths=<n>" and "generated=<n>" at the end.
  */
 public class BranchyContexts {
     static volatile long sink;
@@ -62,11 +71,74 @@ public class BranchyContexts {
         return paths;
     }
 
+    static final class Throwaway extends ClassLoader {
+        Throwaway() {
+            super(BranchyContexts.class.getClassLoader());
+        }
+
+        Class<?> define(String name, byte[] bytes) {
+            return defineClass(name, bytes, 0, bytes.length);
+        }
+    }
+
+    /** Replaces every occurrence of `from` by `to` (same length) in `bytes`. */
+    static byte[] patched(byte[] bytes, byte[] from, byte[] to) {
+        byte[] out = bytes.clone();
+        for (int i = 0; i + from.length <= out.length; i++) {
+            boolean match = true;
+            for (int j = 0; j < from.length && match; j++) {
+                match = out[i + j] == from[j];
+            }
+            if (match) {
+                System.arraycopy(to, 0, out, i, to.length);
+            }
+        }
+        return out;
+    }
+
+    static long generate(long endNs) throws Exception {
+        byte[] template;
+        try (InputStream in = BranchyContexts.class.getResourceAsStream("/Gen0000000.class")) {
+            template = in.readAllBytes();
+        }
+        byte[] token = "0000000".getBytes(StandardCharsets.US_ASCII);
+        long count = 0;
+        long x = 7;
+        while (System.nanoTime() < endNs) {
+            count++;
+            String digits = String.format("%07d", count % 10_000_000);
+            byte[] bytes = patched(template, token, digits.getBytes(StandardCharsets.US_ASCII));
+            Class<?> c = new Throwaway().define("Gen" + digits, bytes);
+            LongUnaryOperator op = (LongUnaryOperator) c.getDeclaredConstructor().newInstance();
+            long until = System.nanoTime() + 1_000_000;
+            while (System.nanoTime() < until) {
+                x = op.applyAsLong(x);
+            }
+            if (count % 2000 == 0) {
+                System.gc();
+            }
+        }
+        sink = x;
+        return count;
+    }
+
     public static void main(String[] args) throws Exception {
         long durationNs = (long) (Double.parseDouble(args[0]) * 1e9);
         int threads = Integer.parseInt(args[1]);
         int depth = Integer.parseInt(args[2]);
+        boolean generate = args.length > 3 && args[3].equals("yes");
         long end = System.nanoTime() + durationNs;
+        long[] generated = new long[1];
+        Thread generator = new Thread(() -> {
+            try {
+                generated[0] = generate(end);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        }, "generator");
+        if (generate) {
+            generator.start();
+        }
         long[] paths = new long[threads];
         Thread[] workers = new Thread[threads];
         for (int t = 0; t < threads; t++) {
@@ -81,6 +153,11 @@ public class BranchyContexts {
             workers[t].join();
             total += paths[t];
         }
+        if (generate) {
+            generator.join();
+        }
         System.out.println("paths=" + total);
+        System.out.println("generated=" + generated[0]);
     }
 }
+

@@ -1,7 +1,7 @@
 //! Collapsed stacks: one line per context with self weight,
 //! `root-most;...;leaf value`, the input of flame graph tools.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use crate::error::{PcctError, Result};
 use crate::method::MethodTable;
@@ -14,14 +14,18 @@ fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
     methods.display_name(tree.method(node)).replace(';', ":")
 }
 
+/// The report as text (see [`write_to`]).
+pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
+    super::to_text(|out| write_to(out, tree, methods, metric))
+}
+
 /// Writes every context whose self weight in `metric` is positive. Call
 /// sites are not part of the text, so two contexts that differ only in a
 /// call site produce two lines with the same frames.
-pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
-    let mut out = String::new();
+pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, metric: Metric) -> io::Result<()> {
     let root_self = tree.node_weight(NodeId::ROOT).get(metric);
     if root_self > 0 {
-        let _ = writeln!(out, "{} {root_self}", methods.display_name(tree.method(NodeId::ROOT)));
+        writeln!(out, "{} {root_self}", methods.display_name(tree.method(NodeId::ROOT)))?;
     }
     let mut path = String::new();
     // (node, length of `path` before the node was appended; None = entering)
@@ -38,12 +42,12 @@ pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
         path.push_str(&frame_name(methods, tree, node));
         let value = tree.node_weight(node).get(metric);
         if value > 0 {
-            let _ = writeln!(out, "{path} {value}");
+            writeln!(out, "{path} {value}")?;
         }
         stack.push((node, Some(before)));
         stack.extend(tree.children(node).map(|child| (child, None)));
     }
-    out
+    Ok(())
 }
 
 /// Parses collapsed stacks back into `(frames, value)` pairs.

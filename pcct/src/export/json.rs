@@ -14,6 +14,7 @@
 //! ```
 
 use std::collections::BTreeSet;
+use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
@@ -83,14 +84,21 @@ pub struct JsonProfile {
     pub nodes: Vec<JsonNode>,
 }
 
-/// Writes the flat JSON profile.
+/// The flat JSON profile as text.
 pub fn write(tree: &Pcct, methods: &MethodTable) -> String {
-    write_with(tree, methods, &serde_json::Map::new())
+    super::to_text(|out| write_to(out, tree, methods, &serde_json::Map::new()))
 }
 
-/// Writes the flat JSON profile with `extra` top-level fields (a writer's
-/// own context, such as the sampler's counters), placed after the header.
-pub fn write_with(tree: &Pcct, methods: &MethodTable, extra: &serde_json::Map<String, serde_json::Value>) -> String {
+/// Writes the flat JSON profile to `out` as it goes, with `extra`
+/// top-level fields (a writer's own context, such as the sampler's
+/// counters) placed after the header. Memory beyond the tree: one weight
+/// per node (the cum pass) and the set of methods used.
+pub fn write_to(
+    out: &mut dyn Write,
+    tree: &Pcct,
+    methods: &MethodTable,
+    extra: &serde_json::Map<String, serde_json::Value>,
+) -> io::Result<()> {
     let cum = tree.cumulative();
     let header = Header {
         format: "pcct-json",
@@ -102,19 +110,20 @@ pub fn write_with(tree: &Pcct, methods: &MethodTable, extra: &serde_json::Map<St
         nodes_total: tree.node_count(),
         arena_bytes: tree.arena_used(),
     };
-    let mut out = serde_json::to_string(&header).expect("header serialises");
-    out.pop(); // reopen the object
+    let mut header = serde_json::to_string(&header)?;
+    header.pop(); // reopen the object
+    out.write_all(header.as_bytes())?;
     for (key, value) in extra {
-        out.push(',');
-        out.push_str(&serde_json::to_string(key).expect("key serialises"));
-        out.push(':');
-        out.push_str(&serde_json::to_string(value).expect("value serialises"));
+        out.write_all(b",")?;
+        serde_json::to_writer(&mut *out, key)?;
+        out.write_all(b":")?;
+        serde_json::to_writer(&mut *out, value)?;
     }
 
     let counters = tree.top_methods_by_self(usize::MAX);
     let used: BTreeSet<MethodId> =
         tree.nodes().map(|node| tree.method(node)).chain(counters.iter().map(|&(method, _)| method)).collect();
-    out.push_str(",\"methods\":[");
+    out.write_all(b",\"methods\":[")?;
     for (index, method) in used.iter().enumerate() {
         let info = methods.get(*method);
         let entry = JsonMethod {
@@ -129,19 +138,18 @@ pub fn write_with(tree: &Pcct, methods: &MethodTable, extra: &serde_json::Map<St
                 .map_or_else(Vec::new, |lines| lines.iter().map(|l| (l.start_bci, l.line)).collect()),
         };
         if index > 0 {
-            out.push(',');
+            out.write_all(b",")?;
         }
-        out.push_str(&serde_json::to_string(&entry).expect("method serialises"));
+        serde_json::to_writer(&mut *out, &entry)?;
     }
-    out.push_str("],\"methods_self\":[");
+    out.write_all(b"],\"methods_self\":[")?;
     for (index, (method, weight)) in counters.iter().enumerate() {
         if index > 0 {
-            out.push(',');
+            out.write_all(b",")?;
         }
-        let entry = JsonMethodSelf { method: method.0, self_weight: *weight };
-        out.push_str(&serde_json::to_string(&entry).expect("counter serialises"));
+        serde_json::to_writer(&mut *out, &JsonMethodSelf { method: method.0, self_weight: *weight })?;
     }
-    out.push_str("],\"nodes\":[");
+    out.write_all(b"],\"nodes\":[")?;
     for node in tree.nodes() {
         let parent = tree.parent(node);
         let call_site = tree.call_site(node);
@@ -158,12 +166,11 @@ pub fn write_with(tree: &Pcct, methods: &MethodTable, extra: &serde_json::Map<St
             cum: cum[node.index()],
         };
         if node != NodeId::ROOT {
-            out.push(',');
+            out.write_all(b",")?;
         }
-        out.push_str(&serde_json::to_string(&entry).expect("node serialises"));
+        serde_json::to_writer(&mut *out, &entry)?;
     }
-    out.push_str("]}");
-    out
+    out.write_all(b"]}")
 }
 
 /// Parses a flat JSON profile written by [`write`].

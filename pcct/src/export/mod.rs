@@ -8,6 +8,7 @@ pub mod xprof;
 pub mod xtree;
 
 use std::fmt::Write as _;
+use std::io;
 
 use serde::Serialize;
 
@@ -73,16 +74,34 @@ impl ReportOptions {
     }
 }
 
-/// Writes the tree in `format` with default options for everything but
-/// the metric.
-pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+/// Writes the tree in `format` to `out` as it goes (nothing the size of
+/// the output is held in memory).
+pub fn write_to(
+    out: &mut dyn io::Write,
+    format: Format,
+    tree: &Pcct,
+    methods: &MethodTable,
+    options: &ReportOptions,
+) -> io::Result<()> {
     match format {
-        Format::Collapsed => collapsed::write(tree, methods, options.metric),
-        Format::Json => json::write(tree, methods),
-        Format::Xtree => xtree::write(tree, methods, options),
-        Format::Xarc => xarc::write(tree, methods, options),
-        Format::Xprof => xprof::write(tree, methods, options),
+        Format::Collapsed => collapsed::write_to(out, tree, methods, options.metric),
+        Format::Json => json::write_to(out, tree, methods, &serde_json::Map::new()),
+        Format::Xtree => xtree::write_to(out, tree, methods, options),
+        Format::Xarc => xarc::write_to(out, tree, methods, options),
+        Format::Xprof => xprof::write_to(out, tree, methods, options),
     }
+}
+
+/// The tree in `format` as text.
+pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    to_text(|out| write_to(out, format, tree, methods, options))
+}
+
+/// Runs a streaming writer into memory and returns the text.
+pub(crate) fn to_text(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> String {
+    let mut bytes = Vec::new();
+    write(&mut bytes).expect("writing into memory cannot fail");
+    String::from_utf8(bytes).expect("the exporters write UTF-8")
 }
 
 /// A value of `metric` for people: counts as is, nanoseconds as milliseconds.

@@ -14,7 +14,7 @@
 //!   whenever X does not recurse.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use super::{human, percent, unit, ReportOptions};
 use crate::method::{Builtin, MethodId, MethodTable};
@@ -90,7 +90,12 @@ pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
         .collect()
 }
 
+/// The report as text (see [`write_to`]).
 pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    super::to_text(|out| write_to(out, tree, methods, options))
+}
+
+pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> io::Result<()> {
     let metric = options.metric;
     let total_weight = tree.total();
     let total = total_weight.get(metric);
@@ -98,8 +103,7 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
     let mut all = stanzas(tree);
     all.retain(|stanza| stanza.own.cum.get(metric) >= threshold && !stanza.own.cum.is_zero());
     all.sort_by(|a, b| b.own.cum.get(metric).cmp(&a.own.cum.get(metric)).then(a.method.cmp(&b.method)));
-    let mut out = String::new();
-    let _ = writeln!(
+    writeln!(
         out,
         "xarc  metric: {} ({})  total: {}  samples: {}  stanzas: {}  pruned below {:.2}% cum",
         metric.name(),
@@ -108,28 +112,28 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
         total_weight.samples,
         all.len(),
         options.min_cum_share * 100.0
-    );
+    )?;
     let rule = "=".repeat(78);
-    let row = |out: &mut String, marker: &str, record: &Arc, name: String| {
-        let _ = writeln!(
+    let row = |out: &mut dyn Write, marker: &str, record: &Arc, name: String| {
+        writeln!(
             out,
             "{marker:<6} {:>9} {:>12} {:>12} {:>6.2}%  {name}",
             record.calls,
             human(metric, record.base.get(metric)),
             human(metric, record.cum.get(metric)),
             percent(record.cum.get(metric), total),
-        );
+        )
     };
     for stanza in all {
-        let _ = writeln!(out, "{rule}");
-        let _ = writeln!(out, "{:<6} {:>9} {:>12} {:>12} {:>7}  name", "", "calls", "base", "cum", "cum%");
+        writeln!(out, "{rule}")?;
+        writeln!(out, "{:<6} {:>9} {:>12} {:>12} {:>7}  name", "", "calls", "base", "cum", "cum%")?;
         for (parent, record) in &stanza.parents {
-            row(&mut out, "parent", record, format!("    {}", methods.display_name(*parent)));
+            row(out, "parent", record, format!("    {}", methods.display_name(*parent)))?;
         }
-        row(&mut out, "SELF", &stanza.own, methods.display_name(stanza.method));
+        row(out, "SELF", &stanza.own, methods.display_name(stanza.method))?;
         for (child, record) in &stanza.children {
-            row(&mut out, "child", record, format!("    {}", methods.display_name(*child)));
+            row(out, "child", record, format!("    {}", methods.display_name(*child)))?;
         }
     }
-    out
+    Ok(())
 }

@@ -1,13 +1,18 @@
 //! arcflow's xprof report: a flat profile, one line per method with base
 //! (self) and cum (total, recursion counted once), heaviest cum first.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use super::{human, percent, unit, ReportOptions};
 use crate::method::MethodTable;
 use crate::tree::Pcct;
 
+/// The report as text (see [`write_to`]).
 pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    super::to_text(|out| write_to(out, tree, methods, options))
+}
+
+pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> io::Result<()> {
     let metric = options.metric;
     let total_weight = tree.total();
     let total = total_weight.get(metric);
@@ -17,8 +22,7 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
     rows.sort_by(|a, b| {
         b.total.get(metric).cmp(&a.total.get(metric)).then(b.self_weight.get(metric).cmp(&a.self_weight.get(metric)))
     });
-    let mut out = String::new();
-    let _ = writeln!(
+    writeln!(
         out,
         "xprof  metric: {} ({})  total: {}  samples: {}  methods: {}  pruned below {:.2}% cum",
         metric.name(),
@@ -27,12 +31,12 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
         total_weight.samples,
         rows.len(),
         options.min_cum_share * 100.0
-    );
-    let _ = writeln!(out, "{:>12} {:>7} {:>12} {:>7} {:>9}  name", "base", "base%", "cum", "cum%", "contexts");
+    )?;
+    writeln!(out, "{:>12} {:>7} {:>12} {:>7} {:>9}  name", "base", "base%", "cum", "cum%", "contexts")?;
     for row in rows {
         let base = row.self_weight.get(metric);
         let cum = row.total.get(metric);
-        let _ = writeln!(
+        writeln!(
             out,
             "{:>12} {:>6.2}% {:>12} {:>6.2}% {:>9}  {}",
             human(metric, base),
@@ -41,7 +45,7 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
             percent(cum, total),
             row.contexts,
             methods.display_name(row.method)
-        );
+        )?;
     }
-    out
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //! cum per context. `calls` is the PCCT edge weight in samples: the number
 //! of samples in which the call into this context was new.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use super::{call_site_text, children_by_cum, human, percent, unit, ReportOptions};
 use crate::method::MethodTable;
@@ -12,13 +12,17 @@ use crate::tree::Pcct;
 /// Indentation stops growing here so very deep trees stay readable.
 const MAX_INDENT: usize = 64;
 
+/// The report as text (see [`write_to`]).
 pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
+    super::to_text(|out| write_to(out, tree, methods, options))
+}
+
+pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> io::Result<()> {
     let metric = options.metric;
     let cum = tree.cumulative();
     let total = cum[0].get(metric);
     let threshold = options.threshold(&cum[0]);
-    let mut out = String::new();
-    let _ = writeln!(
+    writeln!(
         out,
         "xtree  metric: {} ({})  total: {}  samples: {}  nodes: {}  pruned below {:.2}% cum",
         metric.name(),
@@ -27,8 +31,8 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
         cum[0].samples,
         tree.node_count(),
         options.min_cum_share * 100.0
-    );
-    let _ = writeln!(out, "{:>5} {:>10} {:>12} {:>12} {:>7}  name", "lvl", "calls", "base", "cum", "cum%");
+    )?;
+    writeln!(out, "{:>5} {:>10} {:>12} {:>12} {:>7}  name", "lvl", "calls", "base", "cum", "cum%")?;
     let mut stack = vec![NodeId::ROOT];
     while let Some(node) = stack.pop() {
         let node_cum = cum[node.index()].get(metric);
@@ -36,7 +40,7 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
             continue;
         }
         let depth = tree.depth(node);
-        let _ = writeln!(
+        writeln!(
             out,
             "{:>5} {:>10} {:>12} {:>12} {:>6.2}%  {}{}{}",
             depth,
@@ -47,9 +51,9 @@ pub fn write(tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> Str
             " ".repeat(depth.min(MAX_INDENT)),
             methods.display_name(tree.method(node)),
             call_site_text(tree, methods, node)
-        );
+        )?;
         let children = children_by_cum(tree, &cum, node, metric);
         stack.extend(children.into_iter().rev());
     }
-    out
+    Ok(())
 }

@@ -1,0 +1,119 @@
+//! Bounded memory: BranchyContexts makes about 4^14 distinct calling
+//! contexts on two threads while a third generates classes with fresh
+//! method names (and unloads old ones), sampled at 1 ms with a small arena
+//! (`arena=1m`) and the smallest method-name budget (`methods=256k`).
+//!
+//! - The JVM's peak resident memory with the agent exceeds the same run's
+//!   without the agent by at most `arena + methods + AGENT_FIXED_BYTES`
+//!   (README, "Memory"); heap and metaspace behave the same in both runs
+//!   (fixed, pre-touched heap).
+//! - The arena fills: samples needing new nodes are dropped and counted,
+//!   and the tree never holds more nodes than the arena has room for.
+//! - The method table outgrows its budget and starts over (counted).
+//! - With `on_full=purge` the full arena is purged instead (counted).
+//!
+//! In soak mode (`PCCT_SOAK=<seconds>`) the load runs that long.
+
+use pcct_tests::stress::{
+    arg_seconds, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
+    tree_stat, RssWatch,
+};
+use pcct_tests::{per_jdk, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
+use std::time::Duration;
+
+/// What the agent may add beyond its arena and method-name budgets: the
+/// library's pages, the HTTP server's runtime, frame buffers of the live
+/// threads, the recent-samples ring, the jmethodID cache, hot lists, and
+/// the cum pass of the dump at VM death. Measured 10-12 MiB (debug build).
+const AGENT_FIXED_BYTES: u64 = 24 << 20;
+const ARENA_BYTES: u64 = 1 << 20;
+const METHODS_BYTES: u64 = 256 << 10;
+const BYTES_PER_NODE_AND_EDGE: u64 = 88;
+
+/// Runs BranchyContexts (with class generation) and returns its peak RSS
+/// in bytes and the finished JVM.
+fn run_branchy(jdk: &Jdk, fixture: &Fixture, seconds: f64, agent: Option<String>) -> (u64, pcct_tests::Finished) {
+    let mut jvm = Jvm::new(jdk, fixture, "BranchyContexts")
+        .flag("-Xms96m")
+        .flag("-Xmx96m")
+        .flag("-XX:+AlwaysPreTouch")
+        .arg(arg_seconds(seconds))
+        .arg("2")
+        .arg("14")
+        .arg("yes");
+    if let Some(options) = agent {
+        jvm = jvm.agent(options);
+    }
+    let mut running = jvm.spawn();
+    let watch = RssWatch::start(running.pid(), Duration::from_millis(50));
+    running.wait_for_stdout_line("ready", deadline_for(0.0));
+    let finished = running.wait_with_deadline(deadline_for(seconds));
+    let series = watch.stop();
+    let peak_kib = series.iter().map(|&(_, kib)| kib).max().unwrap_or(0);
+    (peak_kib * 1024, finished)
+}
+
+per_jdk! {
+    fn memory_stays_within_the_arena_and_name_budget_plus_a_constant(jdk) {
+        let seconds = load_seconds(8.0);
+        let fixture = Fixture::new("stress-memory");
+        let profile_path = fixture.path("p.json");
+        let (baseline, finished) = run_branchy(jdk, &fixture, seconds, None);
+        assert_exit_code(&finished, 0);
+        let options = format!("interval=1ms,arena=1m,methods=256k,file={}", profile_path.display());
+        let (profiled, finished) = run_branchy(jdk, &fixture, seconds, Some(options));
+        assert_exit_code(&finished, 0);
+
+        let json = profile_json(&profile_path);
+        let described = describe_counters(
+            &json,
+            &["samples_recorded", "samples_dropped_full", "method_table_resets", "methods_resolved", "methods_unloaded"],
+        );
+        let added = profiled.saturating_sub(baseline);
+        eprintln!(
+            "JDK {}: peak RSS {} MiB without the agent, {} MiB with it (+{} MiB); generated={}; {described}",
+            jdk.major,
+            baseline >> 20,
+            profiled >> 20,
+            added >> 20,
+            finished.stdout_value("generated")
+        );
+        assert!(
+            added <= ARENA_BYTES + METHODS_BYTES + AGENT_FIXED_BYTES,
+            "JDK {}: the agent added {} MiB, more than arena + methods + {} MiB",
+            jdk.major,
+            added >> 20,
+            AGENT_FIXED_BYTES >> 20
+        );
+        assert!(sampler_counter(&json, "samples_dropped_full") > 0, "JDK {}: the arena never filled: {described}", jdk.major);
+        assert_eq!(tree_stat(&json, "dropped_full"), sampler_counter(&json, "samples_dropped_full"));
+        assert!(sampler_counter(&json, "method_table_resets") >= 1, "JDK {}: the name budget was never reached: {described}", jdk.major);
+        let profile = Profile::read(&profile_path);
+        assert!(profile.nodes().len() as u64 <= ARENA_BYTES / BYTES_PER_NODE_AND_EDGE, "more nodes than the arena holds");
+        assert_eq!(profile.sum_of_self(), profile.json.total);
+    }
+}
+
+per_jdk! {
+    fn a_full_arena_is_purged_with_on_full_purge(jdk) {
+        let seconds = load_seconds(3.0);
+        let fixture = Fixture::new("stress-memory-purge");
+        let profile_path = fixture.path("p.json");
+        let finished = Jvm::new(jdk, &fixture, "BranchyContexts")
+            .arg(arg_seconds(seconds))
+            .arg("2")
+            .arg("14")
+            .agent(format!("interval=1ms,arena=1m,on_full=purge,file={},{QUIET_HTTP}", profile_path.display()))
+            .run(deadline_for(seconds));
+        assert_exit_code(&finished, 0);
+        let json = profile_json(&profile_path);
+        let described = describe_counters(&json, &["samples_recorded", "samples_dropped_full"]);
+        assert!(tree_stat(&json, "purges_full") >= 1, "JDK {}: never purged: {described} {}", jdk.major, json["stats"]);
+        assert_eq!(tree_stat(&json, "purges"), tree_stat(&json, "purges_full"));
+        assert_eq!(sampler_counter(&json, "samples_dropped_full"), 0, "purge, not drop: {described}");
+        let profile = Profile::read(&profile_path);
+        assert!(profile.nodes().len() as u64 <= (1 << 20) / BYTES_PER_NODE_AND_EDGE);
+        // The profile holds what came after the last purge: fewer samples than recorded.
+        assert!(profile.json.total.samples < sampler_counter(&json, "samples_recorded") + sampler_counter(&json, "samples_failed"));
+    }
+}
