@@ -17,6 +17,7 @@
 //! - it keeps everything in its own temporary directory (parallel-safe).
 
 pub mod agent_so;
+pub mod attach;
 pub mod browser;
 pub mod fixture;
 pub mod http;

@@ -4,11 +4,11 @@
 //! and a bad option is refused, and in both cases the target keeps running
 //! and exits 0.
 
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
-use pcct_tests::{agent_path, jcmd, per_jdk, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
+use pcct_tests::attach::{self, refused};
+use pcct_tests::{per_jdk, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -23,18 +23,11 @@ fn start_attachee(jdk: &Jdk, fixture: &Fixture) -> RunningJvm {
     target
 }
 
-/// `jcmd <pid> JVMTI.agent_load <abs path of the agent> <options>`.
+/// `jcmd <pid> JVMTI.agent_load <agent> <options>`; jcmd itself must succeed.
 fn agent_load(jdk: &Jdk, target: &RunningJvm, options: &str, dir: &Path) -> Finished {
-    let agent = agent_path();
-    let arguments = [OsStr::new("JVMTI.agent_load"), agent.as_os_str(), OsStr::new(options)];
-    let finished = jcmd(jdk, target.pid(), &arguments, dir, DEADLINE);
+    let finished = attach::agent_load(jdk, target.pid(), options, dir, DEADLINE);
     assert!(finished.status.success(), "jcmd failed\n{}", finished.report());
     finished
-}
-
-/// Whether jcmd reports that Agent_OnAttach failed (a non-zero return code).
-fn refused(jcmd: &Finished) -> bool {
-    jcmd.stdout.contains("return code: ") && !jcmd.stdout.contains("return code: 0")
 }
 
 /// Lets the target work `ms` more milliseconds, then waits for its exit 0.
