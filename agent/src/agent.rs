@@ -192,9 +192,13 @@ impl Agent {
             handle.shut_down(Duration::from_secs(1));
         }
         let tree_total = self.shared.profile.lock().tree.total();
+        let credits = match counters.samples_wall_credited {
+            0 => String::new(),
+            n => format!(", {n} wall-time credits to threads that had not run"),
+        };
         let mut line = format!(
-            "{} samples recorded ({} with a Java stack, {} failed walks), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
-            counters.samples_recorded + counters.samples_failed,
+            "{} samples recorded ({} with a Java stack, {} failed walks{credits}), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
+            counters.samples_recorded + counters.samples_failed + counters.samples_wall_credited,
             counters.samples_recorded,
             counters.samples_failed,
             counters.samples_filtered,

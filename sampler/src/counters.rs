@@ -1,8 +1,18 @@
 //! Counters of everything the sampler does, as atomics (written by the
 //! sampler thread, read by anyone), and fixed-bucket histograms.
 //!
-//! No tick that does not become a sample goes uncounted: every signalled
-//! or skipped thread ends up in exactly one outcome counter.
+//! No tick that does not become a sample goes uncounted: a thread skipped
+//! at a tick is counted once (`samples_idle` or `samples_busy`), and every
+//! signal sent ends in exactly one outcome:
+//!
+//! ```text
+//! signals_sent = samples_recorded + samples_failed + samples_filtered
+//!              + samples_dropped_full + samples_lost + samples_retired
+//!              (+ requests still outstanding while sampling runs)
+//! ```
+//!
+//! The profile's sample total is `samples_recorded + samples_failed +
+//! samples_wall_credited` (less what purges cleared).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -162,12 +172,20 @@ counters! {
     samples_idle,
     /// Samples whose register checksum matched the previous one: the thread had not run.
     samples_filtered,
-    /// Samples where AsyncGetCallTrace failed (recorded under a pseudo-frame; by code in `agct_failures`).
+    /// Samples where AsyncGetCallTrace failed, recorded under a pseudo-frame
+    /// (every failure, recorded or dropped, is counted by code in `agct_failures`).
     samples_failed,
+    /// Checksum-filtered samples whose wall time was credited to the
+    /// thread's previous context (wall mode; part of `samples_filtered`).
+    samples_wall_credited,
     /// Threads not signalled because their previous sample was still being handled or drained.
     samples_busy,
-    /// Requests withdrawn because the signal was never handled.
+    /// Requests withdrawn because the signal was never handled (also those
+    /// still unanswered when sampling stopped).
     samples_lost,
+    /// Samples of threads that ended (or were replaced by a new thread in
+    /// their slot) between the signal and the drain.
+    samples_retired,
     /// Samples dropped because the tree's arena was full.
     samples_dropped_full,
     /// Stacks deeper than the configured depth (recorded under `[truncated]`).
@@ -207,7 +225,6 @@ impl Counters {
     pub fn count_agct_failure(&self, error: AgctError) {
         let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
         self.agct_failures[index].fetch_add(1, Ordering::Relaxed);
-        self.samples_failed.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn add(counter: &AtomicU64, value: u64) {

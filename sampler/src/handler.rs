@@ -35,9 +35,11 @@
 //! return and the moment the sampler decided to signal it (the sampler reads
 //! the thread's CPU clock then, and leaves the reading in the slot): a
 //! sample is filtered only when the checksum is unchanged *and* that CPU
-//! time is below the larger of [`RAN_CPU_NS`] and the `idle` share of the
-//! wall time since the previous handler returned (the share the sampler's
-//! CPU-clock prefilter uses; [`set_ran_share`]).
+//! time is below the sampler's idle threshold (the `idle` share of an
+//! interval, at least [`RAN_CPU_NS`]; [`set_ran_threshold_ns`]): the same
+//! threshold below which the CPU-clock prefilter calls a thread idle, so
+//! a thread the prefilter let through is not filtered for the same reason
+//! and its CPU is not lost.
 //!
 //! The window ends at the request, not at this handler's start, because
 //! delivering a signal to a blocked thread is itself charged to it: about
@@ -45,17 +47,16 @@
 //! loaded VM (measured on a parked thread at 1 ms with `prefilter=off`).
 //! Counting delivery made those outliers look like running threads, and a
 //! parked thread was recorded in `Unsafe.park`. A thread that keeps making
-//! system calls runs for most of the wall time and still counts as running;
-//! one that uses less than the `idle` share counts as idle, as it would under
-//! the prefilter. Signals sent without a reading (tests that signal by hand)
-//! fall back to the thread's CPU clock at this handler's start. The
-//! handler's own stack walk is never counted.
+//! system calls runs for most of the interval and still counts as running.
+//! Signals sent without a reading (tests that signal by hand) fall back to
+//! the thread's CPU clock at this handler's start. The handler's own stack
+//! walk is never counted.
 //!
 //! A test with a counting global allocator
 //! (`tests/handler_allocates_nothing.rs`) checks rule 1 on every path.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
 use crate::registers;
@@ -67,34 +68,21 @@ pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
 /// gone, id reused, request withdrawn).
 pub(crate) static STALE_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
-/// CPU time below which an unchanged checksum always means "has not run":
-/// more than taking a signal usually costs a blocked thread (10 µs median,
-/// p99 25-40 µs measured).
+/// Least CPU time a thread with unchanged registers must have used to count
+/// as running, whatever the interval: more than returning from a signal and
+/// blocking again costs a blocked thread (a few µs).
 pub const RAN_CPU_NS: u64 = 50_000;
 
-/// Share of the elapsed wall time, in thousandths, that a thread with an
-/// unchanged checksum must have used to count as running (see the module
-/// documentation). Written before the handler is installed and when the
-/// configuration changes; the handler only loads it.
-static RAN_SHARE_PER_MILLE: AtomicU32 = AtomicU32::new(100);
+/// CPU time a thread with unchanged registers must have used since its
+/// previous handler to count as running. Set by the sampler at every tick
+/// (the interval can change); the handler only loads it.
+static RAN_THRESHOLD_NS: AtomicU64 = AtomicU64::new(100_000);
 
-/// Sets the share of wall time (0..=1) a thread with unchanged registers
-/// must have used to count as running: the sampler's `idle` share.
-pub fn set_ran_share(share: f64) {
-    let per_mille = (share.clamp(0.0, 1.0) * 1000.0).round() as u32;
-    RAN_SHARE_PER_MILLE.store(per_mille, Ordering::Relaxed);
-}
-
-/// CPU time a thread must have used in `wall_ns` of wall time, with
-/// unchanged registers, to count as running. Pure arithmetic.
-#[inline]
-fn ran_threshold_ns(wall_ns: u64) -> u64 {
-    let share = wall_ns.saturating_mul(RAN_SHARE_PER_MILLE.load(Ordering::Relaxed) as u64) / 1000;
-    if share > RAN_CPU_NS {
-        share
-    } else {
-        RAN_CPU_NS
-    }
+/// Sets the CPU time (at least [`RAN_CPU_NS`]) a thread with unchanged
+/// registers must have used to count as running: the sampler's idle
+/// threshold, `idle` x interval.
+pub fn set_ran_threshold_ns(threshold_ns: u64) {
+    RAN_THRESHOLD_NS.store(threshold_ns.max(RAN_CPU_NS), Ordering::Relaxed);
 }
 
 /// `si_code` of signals sent with `rt_tgsigqueueinfo` by the sampler.
@@ -202,12 +190,11 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // CPU used since the previous handler *returned*: the handler's own work
     // (a stack walk costs tens of microseconds) must not count as running.
     let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
-    let previous_end = slot.last_end_ns.load(Ordering::Relaxed);
     let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
     let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) };
     let has_not_run = previous == checksum
         && previous_cpu != 0
-        && cpu_at_request.saturating_sub(previous_cpu) < ran_threshold_ns(start.wrapping_sub(previous_end));
+        && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
     let result = if has_not_run {
         RESULT_FILTERED
     } else {
@@ -231,7 +218,6 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     };
     slot.last_cpu_ns.store(clock_ns(libc::CLOCK_THREAD_CPUTIME_ID), Ordering::Relaxed);
     let end = monotonic_ns();
-    slot.last_end_ns.store(end, Ordering::Relaxed);
     slot.result.store(result, Ordering::Relaxed);
     slot.checksum.store(checksum, Ordering::Relaxed);
     slot.handler_ns.store(end.wrapping_sub(start), Ordering::Relaxed);
@@ -250,14 +236,4 @@ mod tests {
         assert_eq!(decode(12345), None);
     }
 
-    #[test]
-    fn the_ran_threshold_is_a_share_of_wall_time_but_never_below_the_floor() {
-        set_ran_share(0.1);
-        assert_eq!(ran_threshold_ns(0), RAN_CPU_NS);
-        assert_eq!(ran_threshold_ns(100_000), RAN_CPU_NS);
-        assert_eq!(ran_threshold_ns(1_000_000), 100_000);
-        assert_eq!(ran_threshold_ns(10_000_000), 1_000_000);
-        // A wrapped (huge) wall delta saturates instead of overflowing.
-        assert!(ran_threshold_ns(u64::MAX) >= RAN_CPU_NS);
-    }
 }

@@ -21,6 +21,8 @@ pub enum Outcome {
     Failed { code: i32 },
     /// Walked, but the tree's arena was full.
     DroppedFull,
+    /// The thread ended between the signal and the drain.
+    Retired,
 }
 
 impl Outcome {

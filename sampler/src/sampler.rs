@@ -58,6 +58,8 @@ struct ThreadState {
     cpu_at_request: u64,
     wall_at_request: u64,
     requested_tick: u64,
+    /// A signal was sent and its sample not yet collected (or withdrawn).
+    outstanding: bool,
     /// Sampling was paused since this thread's last sample: at its next idle
     /// moment its baselines move to "now", so the CPU and wall time it used
     /// while nobody sampled are not credited to its next sample.
@@ -105,7 +107,6 @@ impl<'r> Sampler<'r> {
     pub fn new(shared: Arc<Shared>, registry: Arc<Registry>, resolver: &'r mut dyn MethodResolver) -> Sampler<'r> {
         let depth = shared.config.depth;
         let mode = shared.control.mode();
-        handler::set_ran_share(shared.config.idle_share);
         Sampler {
             shared,
             registry,
@@ -164,8 +165,12 @@ impl<'r> Sampler<'r> {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.drain(Duration::from_secs(2));
-        // Account the CPU the live threads used while observed.
+        // Account the CPU the live threads used while observed, and the
+        // requests no handler answered in time.
         for thread in self.threads.iter().flatten() {
+            if thread.outstanding {
+                counters_add(&self.shared.counters.samples_lost, 1);
+            }
             let now = slots::thread_cpu_ns(thread.tid).unwrap_or(thread.cpu_last_read);
             counters_add(&self.shared.counters.cpu_ns_observed, now.saturating_sub(thread.cpu_first_seen));
         }
@@ -292,8 +297,10 @@ impl<'r> Sampler<'r> {
                     slot.state.store(IDLE, Ordering::Release);
                     self.shared.counters.handler_time.observe(handler_ns);
                     let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == generation) else {
+                        counters_add(&self.shared.counters.samples_retired, 1);
                         continue;
                     };
+                    state.outstanding = false;
                     let collected = Collected {
                         slot: index,
                         generation,
@@ -310,7 +317,7 @@ impl<'r> Sampler<'r> {
                 }
                 RETIRED => {
                     if let Some(old) = self.threads[index].take() {
-                        counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
+                        self.forget(old);
                     }
                     self.registry.release(index);
                 }
@@ -320,6 +327,9 @@ impl<'r> Sampler<'r> {
                         .is_some_and(|state| self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS);
                     if lost && slot.cas_state(REQUESTED, IDLE) {
                         counters_add(&self.shared.counters.samples_lost, 1);
+                        if let Some(state) = self.threads[index].as_mut() {
+                            state.outstanding = false;
+                        }
                     }
                 }
                 _ => {}
@@ -353,14 +363,20 @@ impl<'r> Sampler<'r> {
             top_len: 0,
         };
         let Some(state) = self.threads[sample.slot].as_mut().filter(|s| s.generation == sample.generation) else {
+            counters_add(&counters.samples_retired, 1);
+            record.outcome = Outcome::Retired;
             return record;
         };
         if sample.result == RESULT_FILTERED {
             counters_add(&counters.samples_filtered, 1);
-            counters_add(&counters.cpu_ns_filtered, sample.cpu_delta);
             record.outcome = Outcome::Filtered;
-            if self.mode == Mode::Wall {
-                profile.tree.record_at_marked_leaf(&state.marks, weight);
+            if self.mode == Mode::Wall && profile.tree.record_at_marked_leaf(&state.marks, weight) {
+                // The credit (wall time, and the little CPU taking the signal
+                // cost) is in the profile now.
+                counters_add(&counters.samples_wall_credited, 1);
+                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
+            } else {
+                counters_add(&counters.cpu_ns_filtered, sample.cpu_delta);
             }
             return record;
         }
@@ -385,9 +401,11 @@ impl<'r> Sampler<'r> {
             // marks: the thread's own marks stay those of its last stack.
             self.scratch_marks.clear();
             if profile.tree.record(&mut self.scratch_marks, &[Frame::new(pseudo, -1)], weight).is_ok() {
+                counters_add(&counters.samples_failed, 1);
                 counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
             } else {
                 counters_add(&counters.samples_dropped_full, 1);
+                record.outcome = Outcome::DroppedFull;
             }
             return record;
         }
@@ -435,6 +453,7 @@ impl<'r> Sampler<'r> {
     fn signal_threads(&mut self, interval: Duration) {
         let high = HIGH_WATER.load(Ordering::Acquire);
         let threshold = (interval.as_nanos() as f64 * self.shared.config.idle_share) as u64;
+        handler::set_ran_threshold_ns(threshold);
         let prefilter = self.shared.config.prefilter && self.mode == Mode::Cpu;
         let signal = self.shared.config.signal;
         let wall_now = now_ns();
@@ -456,7 +475,7 @@ impl<'r> Sampler<'r> {
             if !known {
                 // First sight: CPU time before it is not attributed to any stack.
                 if let Some(old) = self.threads[index].take() {
-                    counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
+                    self.forget(old);
                 }
                 self.threads[index] = Some(ThreadState::new(generation, tid, cpu_now, wall_now));
             }
@@ -489,7 +508,10 @@ impl<'r> Sampler<'r> {
             thread.wall_at_request = now_ns();
             thread.requested_tick = self.tick;
             match signal::send(signal, tid, handler::encode(index, generation)) {
-                Ok(()) => counters_add(&self.shared.counters.signals_sent, 1),
+                Ok(()) => {
+                    thread.outstanding = true;
+                    counters_add(&self.shared.counters.signals_sent, 1);
+                }
                 Err(error) => {
                     slot.cas_state(REQUESTED, IDLE);
                     counters_add(&self.shared.counters.signal_failures, 1);
@@ -503,6 +525,15 @@ impl<'r> Sampler<'r> {
 }
 
 impl Sampler<'_> {
+    /// Accounts a thread that ended (or whose slot a new thread took): the
+    /// CPU it used while observed, and a sample it still owed.
+    fn forget(&self, old: ThreadState) {
+        counters_add(&self.shared.counters.cpu_ns_observed, old.observed_cpu());
+        if old.outstanding {
+            counters_add(&self.shared.counters.samples_retired, 1);
+        }
+    }
+
     /// Stops sampling for good if another library replaced pcct's signal
     /// handler: its signals would otherwise go to someone else's handler.
     fn check_handler(&self) {
@@ -554,6 +585,7 @@ impl ThreadState {
             cpu_at_request: cpu_now,
             wall_at_request: wall_now,
             requested_tick: 0,
+            outstanding: false,
             rebase: false,
             consecutive_failures: 0,
             ever_walked: false,

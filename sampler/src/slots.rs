@@ -67,8 +67,6 @@ pub struct Slot {
     pub(crate) last_checksum: AtomicU64,
     /// The thread's CPU clock at its previous signal (0: none); handler only.
     pub(crate) last_cpu_ns: AtomicU64,
-    /// The monotonic clock when the previous handler returned; handler only.
-    pub(crate) last_end_ns: AtomicU64,
     /// The thread's CPU clock as the sampler read it just before requesting
     /// this sample (0: not read). Written by the sampler while the slot is
     /// IDLE, published by its move to REQUESTED.
@@ -90,7 +88,6 @@ impl Slot {
             capacity: AtomicU32::new(0),
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
-            last_end_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
             checksum: AtomicU64::new(0),
@@ -196,7 +193,6 @@ impl Registry {
         slot.env.store(env, Ordering::Relaxed);
         slot.last_checksum.store(0, Ordering::Relaxed);
         slot.last_cpu_ns.store(0, Ordering::Relaxed);
-        slot.last_end_ns.store(0, Ordering::Relaxed);
         slot.requested_cpu_ns.store(0, Ordering::Relaxed);
         slot.result.store(0, Ordering::Relaxed);
         let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);

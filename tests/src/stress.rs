@@ -221,6 +221,32 @@ pub fn tree_stat(profile: &serde_json::Value, name: &str) -> u64 {
     profile["stats"][name].as_u64().unwrap_or_else(|| panic!("no stats.{name} in the profile"))
 }
 
+/// The sampler's conservation laws, checked on a JSON profile written at
+/// VM death (sampling has stopped, nothing is outstanding): every signal
+/// sent ended in exactly one outcome, and the profile holds exactly the
+/// samples and CPU time the counters say were recorded (when it was never
+/// purged).
+pub fn assert_counters_conserved(profile: &serde_json::Value) {
+    let counter = |name| sampler_counter(profile, name);
+    let outcomes = [
+        "samples_recorded",
+        "samples_failed",
+        "samples_filtered",
+        "samples_dropped_full",
+        "samples_lost",
+        "samples_retired",
+    ];
+    let described = describe_counters(profile, &[&["signals_sent"][..], &outcomes[..]].concat());
+    let ended: u64 = outcomes.iter().map(|name| counter(name)).sum();
+    assert_eq!(counter("signals_sent"), ended, "every signal sent ends in one outcome: {described}");
+    if tree_stat(profile, "purges") == 0 {
+        let total = &profile["total"];
+        let in_profile = counter("samples_recorded") + counter("samples_failed") + counter("samples_wall_credited");
+        assert_eq!(total["samples"].as_u64(), Some(in_profile), "the profile holds the recorded samples: {described}");
+        assert_eq!(total["cpu_ns"].as_u64(), Some(counter("cpu_ns_recorded")), "the profile holds the recorded CPU");
+    }
+}
+
 /// `name=value` pairs of the sampler counters, for messages.
 pub fn describe_counters(profile: &serde_json::Value, names: &[&str]) -> String {
     names.iter().map(|name| format!("{name}={} ", profile["sampler"][name])).collect()

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use pcct_tests::stress::{assert_counters_conserved, profile_json};
 use pcct_tests::{per_jdk, read_collapsed, Fixture, Jvm, Profile, QUIET_HTTP};
 
 per_jdk! {
@@ -38,6 +39,28 @@ per_jdk! {
         assert_eq!(counters, total.samples, "the hot-method counters add up to the total");
         let root = profile.nodes().iter().find(|node| node.parent.is_none()).expect("a root node");
         assert_eq!(root.cum, total, "the root's cum is the total");
+        assert_counters_conserved(&profile_json(&profile_path));
+    }
+}
+
+per_jdk! {
+    /// Wall mode: threads that had not run (checksum-filtered) are credited
+    /// their wall time at their previous context without a walk; the file
+    /// holds those credits too, and the summary counts them.
+    fn wall_mode_file_holds_every_sample_and_credit(jdk) {
+        let fixture = Fixture::new("dump-wall");
+        let profile_path = fixture.path("p.json");
+        let finished = Jvm::new(jdk, &fixture, "Sleepers")
+            .arg("2")
+            .agent(format!("mode=wall,interval=5ms,file={},{QUIET_HTTP}", profile_path.display()))
+            .run(Duration::from_secs(90));
+        finished.assert_success();
+        let summary = finished.summary();
+        assert!(summary.line.contains("wall-time credits"), "JDK {}: {}", jdk.major, summary.line);
+        let profile = Profile::read(&profile_path);
+        assert_eq!(profile.json.total.samples, summary.samples, "JDK {}: file total vs summary: {}", jdk.major, summary.line);
+        assert_eq!(profile.sum_of_self(), profile.json.total);
+        assert_counters_conserved(&profile_json(&profile_path));
     }
 }
 

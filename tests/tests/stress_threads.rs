@@ -6,7 +6,7 @@
 //! death ended, none went untracked, and the profile's weights are whole.
 
 use pcct_tests::stress::{
-    arg_seconds, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
+    arg_seconds, assert_counters_conserved, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
 };
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 
@@ -56,6 +56,7 @@ per_jdk! {
         let profile = Profile::read(&profile_path);
         assert_eq!(profile.json.total.samples, summary.samples, "{}", summary.line);
         assert_eq!(profile.sum_of_self(), profile.json.total, "the nodes' self weights add up to the total");
+        assert_counters_conserved(&json);
         assert!(
             profile.cum_of("ThreadChurn", "shortWork").samples > 0,
             "JDK {}: ThreadChurn.shortWork never sampled:\n{}",
