@@ -18,9 +18,13 @@ fn queries(c: &mut Criterion) {
     group.bench_function("top20_hot_methods_by_self", |b| b.iter(|| black_box(tree.top_methods_by_self(20))));
     group.bench_function("top20_hot_nodes", |b| b.iter(|| black_box(tree.top_nodes(20))));
     group.bench_function("top20_hot_edges", |b| b.iter(|| black_box(tree.top_edges(20))));
-    group.bench_function("top20_named_hot_methods_with_totals", |b| {
+    group.bench_function("top20_named_hot_methods_by_self_with_totals", |b| {
         b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::SelfWeight)))
     });
+    group.bench_function("top20_named_hot_methods_by_total", |b| {
+        b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::Total)))
+    });
+    group.bench_function("method_totals_full_pass", |b| b.iter(|| black_box(tree.method_totals())));
     group.bench_function("cumulative_all_nodes", |b| b.iter(|| black_box(tree.cumulative())));
     group.finish();
 }

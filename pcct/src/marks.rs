@@ -8,6 +8,7 @@
 //! stack of the same thread.
 
 use crate::frame::Frame;
+use crate::method::MethodId;
 use crate::slot::NIL;
 
 /// Identifies the tree (and its purge generation) that marks point into.
@@ -34,6 +35,15 @@ pub struct Marks {
     /// The node of each frame of `frames`; `NIL` where the frame was never
     /// visited (beyond a bounded walk).
     pub(crate) nodes: Vec<u32>,
+    /// Whether `nodes` is the tree path of `frames` from the root (no
+    /// unattached root on it), so that the frames above a node are its
+    /// tree ancestors.
+    pub(crate) rooted: bool,
+    /// The outermost activations on the marked path (nodes with no ancestor
+    /// of the same method): (index in `frames`, method), in frame order. A
+    /// sample adds its weight to the total of each of these methods, once.
+    /// Kept while `rooted`.
+    pub(crate) outermost: Vec<(u32, MethodId)>,
 }
 
 impl Default for Marks {
@@ -44,13 +54,19 @@ impl Default for Marks {
 
 impl Marks {
     pub fn new() -> Marks {
-        Marks { token: TreeToken::NONE, frames: Vec::new(), nodes: Vec::new() }
+        Marks { token: TreeToken::NONE, frames: Vec::new(), nodes: Vec::new(), rooted: true, outermost: Vec::new() }
     }
 
     /// Marks whose vectors hold `depth` frames without reallocating, so the
     /// update path does not allocate once a thread is warm.
     pub fn with_capacity(depth: usize) -> Marks {
-        Marks { token: TreeToken::NONE, frames: Vec::with_capacity(depth), nodes: Vec::with_capacity(depth) }
+        Marks {
+            token: TreeToken::NONE,
+            frames: Vec::with_capacity(depth),
+            nodes: Vec::with_capacity(depth),
+            rooted: true,
+            outermost: Vec::with_capacity(depth),
+        }
     }
 
     /// Forgets the marks: the next sample of the thread starts at the root.
@@ -58,6 +74,17 @@ impl Marks {
         self.token = TreeToken::NONE;
         self.frames.clear();
         self.nodes.clear();
+        self.rooted = true;
+        self.outermost.clear();
+    }
+
+    /// Forgets the marks at and below frame `keep` (the path's first `keep`
+    /// frames stay marked).
+    pub(crate) fn truncate(&mut self, keep: usize) {
+        self.frames.truncate(keep);
+        self.nodes.truncate(keep);
+        let outermost_kept = self.outermost.partition_point(|&(index, _)| (index as usize) < keep);
+        self.outermost.truncate(outermost_kept);
     }
 
     /// Number of marked frames.

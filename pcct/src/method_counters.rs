@@ -2,6 +2,11 @@
 //! per method, in a sorted list. This is the PCCT with a maximum depth of
 //! zero and one node per method. The tree keeps these counters in every
 //! mode; in [`crate::TreeMode::HotMethods`] they are all it keeps.
+//!
+//! Beside each method's self weight the counters keep, incrementally, its
+//! total (every sample with the method on its stack, once) and its number
+//! of contexts, so a question about a method never needs a pass over the
+//! tree (see [`crate::Pcct::hot_methods`]).
 
 use crate::hot_list::{HotList, RankedStore};
 use crate::method::MethodId;
@@ -12,6 +17,14 @@ use crate::weight::{Metric, Weight};
 struct Counter {
     weight: Weight,
     link: Link,
+    /// Samples with this method anywhere on the stack, each counted once.
+    total: Weight,
+    /// Nodes of the tree whose method this is.
+    contexts: u32,
+}
+
+impl Counter {
+    const ZERO: Counter = Counter { weight: Weight::ZERO, link: Link::UNLISTED, total: Weight::ZERO, contexts: 0 };
 }
 
 #[derive(Clone, Debug)]
@@ -43,12 +56,66 @@ impl MethodCounters {
         MethodCounters { counters: Vec::new(), list: HotList::new(capacity), metric }
     }
 
+    fn counter_mut(&mut self, method: MethodId) -> &mut Counter {
+        let index = method.0 as usize;
+        if index >= self.counters.len() {
+            self.counters.resize(index + 1, Counter::ZERO);
+        }
+        &mut self.counters[index]
+    }
+
+    /// Adds `weight` to the total of `method` (a sample with it on the stack).
+    #[inline]
+    pub(crate) fn add_total(&mut self, method: MethodId, weight: &Weight) {
+        self.counter_mut(method).total.add(weight);
+    }
+
+    /// Adds `weight` to the total of each of `methods` (the distinct methods
+    /// of a sample's stack); each has a context already, so its counter exists.
+    #[inline]
+    pub(crate) fn add_totals_of(&mut self, methods: &[(u32, MethodId)], weight: &Weight) {
+        for &(_, method) in methods {
+            match self.counters.get_mut(method.0 as usize) {
+                Some(counter) => counter.total.add(weight),
+                None => self.add_total(method, weight),
+            }
+        }
+    }
+
+    /// Counts a new context (node) of `method`.
+    pub(crate) fn add_context(&mut self, method: MethodId) {
+        self.counter_mut(method).contexts += 1;
+    }
+
+    /// Sets what [`Self::add_total`] and [`Self::add_context`] would have
+    /// accumulated (a tree rebuilt from a written profile).
+    pub(crate) fn restore_total(&mut self, method: MethodId, total: Weight, contexts: u32) {
+        let counter = self.counter_mut(method);
+        counter.total = total;
+        counter.contexts = contexts;
+    }
+
+    pub(crate) fn total(&self, method: MethodId) -> Weight {
+        self.counters.get(method.0 as usize).map(|counter| counter.total).unwrap_or_default()
+    }
+
+    pub(crate) fn contexts(&self, method: MethodId) -> u32 {
+        self.counters.get(method.0 as usize).map_or(0, |counter| counter.contexts)
+    }
+
+    /// Every method with a nonzero total: (method, self, total, contexts).
+    pub(crate) fn all_totals(&self) -> impl Iterator<Item = (MethodId, Weight, Weight, u32)> + '_ {
+        self.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, counter)| !counter.total.is_zero())
+            .map(|(index, counter)| (MethodId(index as u32), counter.weight, counter.total, counter.contexts))
+    }
+
     /// `update_hm` of Figure 12: adds `weight` to `method` and re-sorts it.
     pub(crate) fn add(&mut self, method: MethodId, weight: &Weight) {
         let index = method.0 as usize;
-        if index >= self.counters.len() {
-            self.counters.resize(index + 1, Counter { weight: Weight::ZERO, link: Link::UNLISTED });
-        }
+        self.counter_mut(method);
         let old = self.counters[index].weight.get(self.metric);
         self.counters[index].weight.add(weight);
         let mut rank = CounterRank { counters: &mut self.counters, metric: self.metric };

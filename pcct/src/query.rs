@@ -130,17 +130,57 @@ impl Pcct {
         totals
     }
 
-    /// The `limit` hottest methods by self weight or by total.
+    /// Self and total weight and context count of `method`, from the
+    /// counters the tree keeps as it records (no pass over the tree).
+    pub fn method_summary(&self, method: MethodId) -> MethodTotals {
+        let self_weight = self.counters.weight(method);
+        let contexts = match self.config().mode {
+            TreeMode::HotMethods => usize::from(!self_weight.is_zero()),
+            TreeMode::Pcct => self.counters.contexts(method) as usize,
+        };
+        MethodTotals { method, self_weight, total: self.counters.total(method), contexts }
+    }
+
+    /// The `limit` hottest methods by self weight or by total, heaviest
+    /// first (ties by method id), from the counters the tree keeps as it
+    /// records: by self in O(limit) from the sorted hot-method list, by total
+    /// in one pass over the methods (not the tree).
     pub fn hot_methods(&self, limit: usize, order: MethodOrder) -> Vec<MethodTotals> {
         let metric = self.config().metric;
-        let mut totals = self.method_totals();
-        let key = |entry: &MethodTotals| match order {
-            MethodOrder::SelfWeight => entry.self_weight.get(metric),
-            MethodOrder::Total => entry.total.get(metric),
-        };
-        totals.sort_by(|a, b| key(b).cmp(&key(a)).then(a.method.cmp(&b.method)));
-        totals.truncate(limit);
-        totals
+        match order {
+            MethodOrder::SelfWeight => {
+                let mut hottest: Vec<MethodTotals> = self
+                    .top_methods_by_self(limit)
+                    .into_iter()
+                    .map(|(method, _)| self.method_summary(method))
+                    .collect();
+                if hottest.len() < limit {
+                    // Methods on stacks that were never a leaf come last.
+                    let mut never_leaf: Vec<MethodTotals> = self
+                        .counters
+                        .all_totals()
+                        .filter(|(_, self_weight, _, _)| self_weight.is_zero())
+                        .map(|(method, _, _, _)| self.method_summary(method))
+                        .collect();
+                    never_leaf.sort_by_key(|entry| entry.method);
+                    hottest.extend(never_leaf.into_iter().take(limit - hottest.len()));
+                }
+                hottest
+            }
+            MethodOrder::Total => {
+                let mut all: Vec<(u64, MethodId)> =
+                    self.counters.all_totals().map(|(method, _, total, _)| (total.get(metric), method)).collect();
+                let by_weight = |a: &(u64, MethodId), b: &(u64, MethodId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+                if limit < all.len() {
+                    if limit > 0 {
+                        all.select_nth_unstable_by(limit - 1, by_weight);
+                    }
+                    all.truncate(limit);
+                }
+                all.sort_by(by_weight);
+                all.into_iter().map(|(_, method)| self.method_summary(method)).collect()
+            }
+        }
     }
 
     /// Nodes whose path from the root matches `path`, step by step. A step

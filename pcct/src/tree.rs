@@ -318,9 +318,32 @@ impl Pcct {
             (Some(node), Some(leaf)) if (node as usize) < self.slots.len() => {
                 self.add_node_weight(node, &weight);
                 self.add_totals(leaf.method, &weight);
+                self.add_path_totals(marks, node, &weight);
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Adds a sample's weight to the total of every method on the path to
+    /// `leaf`, once each: the outermost activations the marks list, or, off
+    /// a rooted path (under an unattached root), those found by walking up.
+    #[inline]
+    fn add_path_totals(&mut self, marks: &Marks, leaf: u32, weight: &Weight) {
+        if leaf == 0 {
+            self.counters.add_total(Builtin::Root.id(), weight);
+        } else if marks.rooted {
+            self.counters.add_totals_of(&marks.outermost, weight);
+        } else {
+            let mut node = leaf;
+            while node != 0 && node != NIL {
+                let slot = &self.slots[node as usize];
+                let (method, parent, outermost) = (slot.method, slot.parent, slot.is_outermost());
+                if outermost {
+                    self.counters.add_total(method, weight);
+                }
+                node = parent;
+            }
         }
     }
 
@@ -362,6 +385,8 @@ impl Pcct {
                 marks.nodes.push(NIL);
             }
             self.add_totals(leaf_method, weight);
+            // Depth zero: a method's total is its self weight.
+            self.counters.add_total(leaf_method, weight);
             return Ok(Recorded { leaf: NodeId::ROOT, new_frames: stack.len().min(1), created: 0 });
         }
 
@@ -372,6 +397,9 @@ impl Pcct {
             Some(index) => (marks.nodes[index], index + 1),
             None => (0, 0),
         };
+        // Whether the frames above `first_new` are the tree path to `node`
+        // (not so when the anchor hangs under an unattached root).
+        let rooted = anchor.is_none() || marks.rooted;
 
         // Bounded walk: too many new frames leaves the profile point unattached.
         let mut unattached = false;
@@ -397,8 +425,7 @@ impl Pcct {
         // Keep the marks that still hold, drop the rest; record the new ones.
         let keep = if unattached { 0 } else { first_new };
         marks.token = self.token;
-        marks.frames.truncate(keep);
-        marks.nodes.truncate(keep);
+        marks.truncate(keep);
         if keep > 0 {
             marks.frames[keep - 1] = stack[keep - 1];
         } else if unattached {
@@ -409,13 +436,14 @@ impl Pcct {
         }
 
         // Downward phase.
+        let rooted = !unattached && rooted;
         let mut searching = true;
         let mut created = 0;
         for index in first_new..stack.len() {
             let call_site = if index == 0 { NO_BCI } else { stack[index - 1].bci };
-            // Without a walk limit the ancestors of this frame are exactly the
+            // On a rooted path the ancestors of this frame are exactly the
             // frames above it, which makes the recursion check cheap.
-            let ancestors = (!unattached).then(|| &stack[..index]);
+            let ancestors = rooted.then(|| &stack[..index]);
             let (child, was_created) = self.child(node, call_site, stack[index].method, searching, ancestors);
             if was_created {
                 searching = false;
@@ -424,10 +452,15 @@ impl Pcct {
             self.add_edge_weight(child, weight);
             marks.frames.push(stack[index]);
             marks.nodes.push(child);
+            if rooted && self.slots[child as usize].is_outermost() {
+                marks.outermost.push((index as u32, stack[index].method));
+            }
             node = child;
         }
+        marks.rooted = rooted;
         self.add_node_weight(node, weight);
         self.add_totals(leaf_method, weight);
+        self.add_path_totals(marks, node, weight);
         Ok(Recorded { leaf: NodeId(node), new_frames, created })
     }
 
@@ -503,6 +536,7 @@ impl Pcct {
         self.slots.push(slot);
         self.slots[parent as usize].first_child = id;
         self.stats.nodes_created += 1;
+        self.counters.add_context(method);
         (id, true)
     }
 
@@ -539,6 +573,14 @@ impl Pcct {
 
     pub(crate) fn restore_counter(&mut self, method: MethodId, weight: Weight) {
         self.add_totals(method, &weight);
+    }
+
+    /// Sets every method's total and context count from the tree itself
+    /// (after an import, which restores nodes and counters only).
+    pub(crate) fn restore_method_totals(&mut self) {
+        for entry in self.method_totals() {
+            self.counters.restore_total(entry.method, entry.total, entry.contexts as u32);
+        }
     }
 
     /// Whether `node` or one of its ancestors has `method`.

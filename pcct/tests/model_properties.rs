@@ -17,6 +17,8 @@ struct Model {
     self_weight: HashMap<Context, Weight>,
     edge_weight: HashMap<Context, Weight>,
     method_self: HashMap<MethodId, Weight>,
+    /// Each sample's weight, once per distinct method on its stack.
+    method_total: HashMap<MethodId, Weight>,
     previous: HashMap<usize, Vec<Frame>>,
     total: Weight,
 }
@@ -43,6 +45,15 @@ impl Model {
         // An empty stack is a sample of the root itself.
         let leaf = stack.last().map_or(pcct::Builtin::Root.id(), |frame| frame.method);
         self.method_self.entry(leaf).or_default().add(&weight);
+        let mut on_stack: Vec<MethodId> = stack.iter().map(|frame| frame.method).collect();
+        if on_stack.is_empty() {
+            on_stack.push(leaf);
+        }
+        on_stack.sort_unstable();
+        on_stack.dedup();
+        for method in on_stack {
+            self.method_total.entry(method).or_default().add(&weight);
+        }
         self.total.add(&weight);
         self.previous.insert(thread, stack.to_vec());
     }
@@ -101,6 +112,20 @@ fn stacks_of(steps: &[Step], ids: &[MethodId], distinct: bool) -> Vec<(usize, Ve
         out.push((step.thread, stack.clone(), Weight::sample(step.cpu, 1_000)));
     }
     out
+}
+
+/// The totals and context counts the tree keeps as it records equal those
+/// of a full pass over the tree.
+fn assert_incremental_totals_match(tree: &Pcct) -> Result<(), TestCaseError> {
+    for entry in tree.method_totals() {
+        let kept = tree.method_summary(entry.method);
+        prop_assert_eq!(kept.total, entry.total, "total of {:?}", entry.method);
+        prop_assert_eq!(kept.self_weight, entry.self_weight, "self of {:?}", entry.method);
+        if entry.method != pcct::Builtin::Root.id() {
+            prop_assert_eq!(kept.contexts, entry.contexts, "contexts of {:?}", entry.method);
+        }
+    }
+    Ok(())
 }
 
 fn check_sorted(values: &[u64]) {
@@ -165,9 +190,29 @@ proptest! {
 
         // Cum of the root is the total; method self sums equal the counters.
         prop_assert_eq!(tree.cumulative()[0], tree.total());
+        // A method's total counts every sample with the method on its stack
+        // once, however often it recurs there.
         for entry in tree.method_totals() {
             if entry.method != pcct::Builtin::Root.id() {
                 prop_assert_eq!(entry.self_weight, model.method_self.get(&entry.method).copied().unwrap_or_default());
+                prop_assert_eq!(entry.total, model.method_total.get(&entry.method).copied().unwrap_or_default());
+            }
+        }
+        assert_incremental_totals_match(&tree)?;
+        // hot_methods (from the incremental counters) orders like a full sort
+        // of the model, by self and by total.
+        for (order, model_map) in [(pcct::MethodOrder::SelfWeight, &model.method_self), (pcct::MethodOrder::Total, &model.method_total)] {
+            let mut expected: Vec<(u64, MethodId)> = model.method_total.keys()
+                .map(|m| (model_map.get(m).copied().unwrap_or_default().get(metric), *m))
+                .collect();
+            expected.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for n in [0, 1, 3, 100] {
+                let got: Vec<u64> = tree.hot_methods(n, order).iter().map(|entry| match order {
+                    pcct::MethodOrder::SelfWeight => entry.self_weight.get(metric),
+                    pcct::MethodOrder::Total => entry.total.get(metric),
+                }).collect();
+                let want: Vec<u64> = expected.iter().take(n).map(|&(weight, _)| weight).collect();
+                prop_assert_eq!(got, want, "{:?} top {}", order, n);
             }
         }
     }
@@ -238,6 +283,13 @@ proptest! {
                 Err(_) => dropped += 1,
             }
             prop_assert!(tree.node_count() <= max_nodes);
+        }
+        assert_incremental_totals_match(&tree)?;
+        // The recursion flag follows the tree path, unattached roots included.
+        for node in tree.nodes().skip(1) {
+            let path = tree.path(node);
+            let recurs = path[..path.len() - 1].iter().any(|&above| tree.method(above) == tree.method(node));
+            prop_assert_eq!(tree.is_outermost(node), !recurs, "node {:?} on {:?}", node, path);
         }
         prop_assert_eq!(tree.total(), recorded);
         prop_assert_eq!(tree.stats().dropped_full, dropped);

@@ -224,5 +224,6 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
     for counter in &profile.methods_self {
         tree.restore_counter(method(counter.method)?, counter.self_weight);
     }
+    tree.restore_method_totals();
     Ok((tree, methods))
 }
