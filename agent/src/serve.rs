@@ -43,6 +43,7 @@ pub fn start(agent: &Agent) -> Result<ServerHandle, pcct_server::ServerError> {
         metrics_top: options.metrics_top,
         report_metric: options.report_metric(),
         heavy_requests: 2,
+        text_budget: pcct_server::text_budget::MAX_TEXT_BYTES,
     };
     let state = AppState::new(agent.shared.clone(), config);
     let server = ServerConfig {

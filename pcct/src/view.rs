@@ -199,6 +199,13 @@ pub struct SubtreeLimits {
     pub max_nodes: usize,
 }
 
+impl SubtreeNode {
+    /// Nodes in this subtree (as answered: pruned children not counted).
+    pub fn node_count(&self) -> usize {
+        1 + self.children.iter().map(SubtreeNode::node_count).sum::<usize>()
+    }
+}
+
 /// The subtree under `node`, children ordered by cum, pruned by `limits`.
 pub fn subtree(tree: &Pcct, methods: &MethodTable, cum: &[Weight], node: NodeId, limits: SubtreeLimits) -> SubtreeNode {
     let metric = tree.config().metric;

@@ -235,5 +235,4 @@ mod tests {
         assert_eq!(decode(0), None);
         assert_eq!(decode(12345), None);
     }
-
 }

@@ -69,6 +69,11 @@ impl MethodCache {
         true
     }
 
+    /// Whether some names wait to be interned.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// Interns what was named (under the profile lock). Returns
     /// (resolved, unloaded, failed) counts.
     pub(crate) fn intern_pending(&mut self, methods: &mut MethodTable) -> (u64, u64, u64) {

@@ -226,13 +226,16 @@ impl<'r> Sampler<'r> {
         };
         let profile = &mut *profile;
         self.bound_method_table(profile);
-        let (resolved, unloaded, failed) = self.cache.intern_pending(&mut profile.methods);
-        counters_add(&shared.counters.methods_resolved, resolved);
-        counters_add(&shared.counters.methods_unloaded, unloaded);
-        counters_add(&shared.counters.methods_failed, failed);
+        if self.cache.has_pending() {
+            let (resolved, unloaded, failed) = self.cache.intern_pending(Arc::make_mut(&mut profile.methods));
+            counters_add(&shared.counters.methods_resolved, resolved);
+            counters_add(&shared.counters.methods_unloaded, unloaded);
+            counters_add(&shared.counters.methods_failed, failed);
+        }
         if self.pseudo.is_empty() {
             let names = AgctError::ALL.iter().chain(std::iter::once(&AgctError::Other(0)));
-            self.pseudo = names.map(|error| profile.methods.intern_pseudo(error.pseudo_frame())).collect();
+            let methods = Arc::make_mut(&mut profile.methods);
+            self.pseudo = names.map(|error| methods.intern_pseudo(error.pseudo_frame())).collect();
         }
         let mut recent = shared.recent.lock();
         let pending = std::mem::take(&mut self.pending);
@@ -259,7 +262,7 @@ impl<'r> Sampler<'r> {
         if profile.tree.node_count() > 1 {
             profile.tree.purge();
         }
-        profile.methods = pcct::MethodTable::new();
+        profile.methods = Arc::new(pcct::MethodTable::new());
         self.pseudo.clear();
         self.cache.clear();
         self.shared.recent.lock().clear();

@@ -12,6 +12,7 @@
 //! - `control`: what the sampler should do, read at every tick.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -23,15 +24,20 @@ use crate::error::Result;
 use crate::recent::RecentSamples;
 
 /// The tree and the names of its methods.
+///
+/// The method table is shared copy-on-write: a snapshot ([`Shared::snapshot`])
+/// shares it, and the sampler copies it only if it must intern a new name
+/// while a snapshot still holds the old table (rare once the program's hot
+/// methods are named).
 #[derive(Clone)]
 pub struct Profile {
     pub tree: Pcct,
-    pub methods: MethodTable,
+    pub methods: Arc<MethodTable>,
 }
 
 impl Profile {
     pub fn new(config: TreeConfig) -> Result<Profile> {
-        Ok(Profile { tree: Pcct::new(config)?, methods: MethodTable::new() })
+        Ok(Profile { tree: Pcct::new(config)?, methods: Arc::new(MethodTable::new()) })
     }
 }
 
@@ -150,8 +156,9 @@ impl Shared {
         self.profile.lock().tree.purge();
     }
 
-    /// A copy of the whole profile, taken under the lock (a memcpy of the
-    /// arena), for answers that take longer to compute than a lock may be held.
+    /// A copy of the whole profile, taken under the lock (a copy of the
+    /// arena and the hot lists; the method table is shared), for answers
+    /// that take longer to compute than a lock may be held.
     pub fn snapshot(&self) -> Profile {
         self.profile.lock().clone()
     }

@@ -59,6 +59,16 @@ impl ApiError {
         ApiError { status: StatusCode::SERVICE_UNAVAILABLE, message: message.into(), parameter: None }
     }
 
+    /// 413: the answer would be larger than the server sends; `parameter`
+    /// names the parameter that makes it smaller.
+    pub fn too_large(parameter: &str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: message.into(),
+            parameter: Some(parameter.to_string()),
+        }
+    }
+
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: message.into(), parameter: None }
     }

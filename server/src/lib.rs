@@ -18,6 +18,7 @@ pub mod params;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod text_budget;
 
 use std::time::Instant;
 

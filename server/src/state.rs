@@ -25,6 +25,9 @@ pub struct AppConfig {
     /// Requests that copy the whole profile (reports, flame graph, tree)
     /// allowed at once; more get 503.
     pub heavy_requests: usize,
+    /// Most bytes of one text answer (reports, collapsed stacks, the flame
+    /// graph's input); larger ones get 413.
+    pub text_budget: usize,
 }
 
 impl Default for AppConfig {
@@ -35,6 +38,7 @@ impl Default for AppConfig {
             metrics_top: 10,
             report_metric: Metric::CpuNs,
             heavy_requests: 2,
+            text_budget: crate::text_budget::MAX_TEXT_BYTES,
         }
     }
 }

@@ -81,9 +81,13 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
             cases.extend(min_share);
             cases.extend(metric);
         }
-        "/api/collapsed" => cases.extend(metric),
+        "/api/collapsed" => {
+            cases.extend(metric);
+            cases.extend(min_share);
+        }
         "/flamegraph.svg" => {
             cases.extend(metric);
+            cases.extend(min_share);
             cases.push(("title=a&title=b", "title"));
         }
         _ => cases.extend([("limit=5", "limit"), ("since=0", "since")]),

@@ -4,6 +4,7 @@
 mod support;
 
 use axum::http::{header, StatusCode};
+use pcct_server::AppConfig;
 use serde_json::Value;
 use support::*;
 
@@ -266,6 +267,32 @@ async fn collapsed_stacks_are_exact() {
     assert_eq!(lines, expected);
     let cpu = fixture.get("/api/collapsed").await.text();
     assert!(cpu.contains(&format!("{MAIN};{COMPUTE};{HASH} {}", HASH_SAMPLES * MS)), "{cpu}");
+}
+
+#[tokio::test]
+async fn collapsed_stacks_are_pruned_by_min_share() {
+    let fixture = Fixture::new();
+    // READ has 1 of TOTAL_SAMPLES samples: a share just above it prunes READ only.
+    let share = (READ_SAMPLES as f64 + 0.5) / TOTAL_SAMPLES as f64;
+    let answer = fixture.get(&format!("/api/collapsed?metric=samples&min_share={share}")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let text = answer.text();
+    assert!(!text.contains(READ), "{READ} is below min_share: {text}");
+    assert!(text.contains(&format!("{MAIN};{COMPUTE};{HASH} {HASH_SAMPLES}")), "{text}");
+}
+
+#[tokio::test]
+async fn text_answers_beyond_the_size_limit_are_refused_naming_min_share() {
+    let fixture = Fixture::with_config(AppConfig { text_budget: 110, ..AppConfig::default() });
+    for route in ["/api/collapsed?metric=samples", "/flamegraph.svg?metric=samples", "/api/reports/xtree?min_share=0"] {
+        let answer = fixture.get(route).await;
+        assert_eq!(answer.error(StatusCode::PAYLOAD_TOO_LARGE).as_deref(), Some("min_share"), "{route}");
+    }
+    // Pruned to the one heavy stack, the collapsed text fits.
+    let share = (HASH_SAMPLES as f64 - 0.5) / TOTAL_SAMPLES as f64;
+    let answer = fixture.get(&format!("/api/collapsed?metric=samples&min_share={share}")).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    assert!(answer.text().contains(HASH));
 }
 
 #[tokio::test]

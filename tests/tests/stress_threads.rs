@@ -6,7 +6,8 @@
 //! death ended, none went untracked, and the profile's weights are whole.
 
 use pcct_tests::stress::{
-    arg_seconds, assert_counters_conserved, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
+    arg_seconds, assert_counters_conserved, assert_exit_code, deadline_for, describe_counters, load_seconds,
+    profile_json, sampler_counter,
 };
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 

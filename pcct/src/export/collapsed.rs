@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use super::ReportOptions;
 use crate::error::{PcctError, Result};
 use crate::method::MethodTable;
 use crate::slot::NodeId;
@@ -14,22 +15,30 @@ fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
     methods.display_name(tree.method(node)).replace(';', ":")
 }
 
-/// The report as text (see [`write_to`]).
+/// Every context whose self weight in `metric` is positive, as text (see [`write_to`]).
 pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
-    super::to_text(|out| write_to(out, tree, methods, metric))
+    super::to_text(|out| write_to(out, tree, methods, &ReportOptions { metric, min_cum_share: 0.0 }))
 }
 
-/// Writes every context whose self weight in `metric` is positive. Call
-/// sites are not part of the text, so two contexts that differ only in a
-/// call site produce two lines with the same frames.
-pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, metric: Metric) -> io::Result<()> {
+/// Writes every context whose self weight in `options.metric` is positive,
+/// leaving out whole subtrees whose cum is below `options.min_cum_share`
+/// of the total (a flame graph could not draw them anyway). Call sites are
+/// not part of the text, so two contexts that differ only in a call site
+/// produce two lines with the same frames.
+pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> io::Result<()> {
+    let metric = options.metric;
+    // The cum pass is only needed to prune.
+    let cum = (options.min_cum_share > 0.0).then(|| tree.cumulative());
+    let threshold = options.threshold(&tree.total());
+    let kept = |node: NodeId| cum.as_ref().is_none_or(|cum| cum[node.index()].get(metric) >= threshold);
     let root_self = tree.node_weight(NodeId::ROOT).get(metric);
-    if root_self > 0 {
+    if root_self > 0 && kept(NodeId::ROOT) {
         writeln!(out, "{} {root_self}", methods.display_name(tree.method(NodeId::ROOT)))?;
     }
     let mut path = String::new();
     // (node, length of `path` before the node was appended; None = entering)
-    let mut stack: Vec<(NodeId, Option<usize>)> = tree.children(NodeId::ROOT).map(|child| (child, None)).collect();
+    let mut stack: Vec<(NodeId, Option<usize>)> =
+        tree.children(NodeId::ROOT).filter(|&child| kept(child)).map(|child| (child, None)).collect();
     while let Some((node, restore)) = stack.pop() {
         if let Some(length) = restore {
             path.truncate(length);
@@ -45,7 +54,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, metric:
             writeln!(out, "{path} {value}")?;
         }
         stack.push((node, Some(before)));
-        stack.extend(tree.children(node).map(|child| (child, None)));
+        stack.extend(tree.children(node).filter(|&child| kept(child)).map(|child| (child, None)));
     }
     Ok(())
 }

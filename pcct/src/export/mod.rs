@@ -84,7 +84,7 @@ pub fn write_to(
     options: &ReportOptions,
 ) -> io::Result<()> {
     match format {
-        Format::Collapsed => collapsed::write_to(out, tree, methods, options.metric),
+        Format::Collapsed => collapsed::write_to(out, tree, methods, options),
         Format::Json => json::write_to(out, tree, methods, &serde_json::Map::new()),
         Format::Xtree => xtree::write_to(out, tree, methods, options),
         Format::Xarc => xarc::write_to(out, tree, methods, options),

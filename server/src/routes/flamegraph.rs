@@ -4,13 +4,14 @@
 use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use pcct::export::collapsed;
+use pcct::export::{collapsed, ReportOptions};
 use pcct::Metric;
 
-use super::reports::with_snapshot;
+use super::reports::{too_large, with_snapshot};
 use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
+use crate::text_budget::within_budget;
 
 /// Renders collapsed-stack `lines` to SVG.
 pub fn render(lines: &str, title: &str, metric: Metric) -> Result<Vec<u8>, String> {
@@ -35,19 +36,26 @@ pub fn render(lines: &str, title: &str, metric: Metric) -> Result<Vec<u8>, Strin
     Ok(svg)
 }
 
-/// `GET /flamegraph.svg?metric=cpu|wall|samples&title=...`
+/// Contexts below this share of the total are left out of a flame graph by
+/// default: 0.01% is a tenth of a pixel at inferno's 1200 px width.
+const DEFAULT_MIN_SHARE: f64 = 0.0001;
+
+/// `GET /flamegraph.svg?metric=cpu|wall|samples&title=...&min_share=0..1 (0.0001)`
 pub async fn flamegraph(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &["metric", "title"])?;
+    let params = Params::parse(query.as_deref(), &["metric", "title", "min_share"])?;
     let metric = params.metric(state.config.report_metric)?;
+    let options = ReportOptions { metric, min_cum_share: params.number("min_share", 0.0, 1.0, DEFAULT_MIN_SHARE)? };
     let title = params.get("title").unwrap_or("pcct flame graph").to_string();
     if title.chars().count() > 200 {
         return Err(ApiError::parameter("title", "at most 200 characters"));
     }
+    let budget = state.config.text_budget;
     let svg = with_snapshot(&state, move |profile| {
-        let lines = collapsed::write(&profile.tree, &profile.methods, metric);
-        render(&lines, &title, metric)
+        within_budget(budget, |out| collapsed::write_to(out, &profile.tree, &profile.methods, &options))
+            .map(|lines| render(&lines, &title, metric))
     })
     .await?
+    .ok_or_else(too_large)?
     .map_err(ApiError::internal)?;
     Ok(([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response())
 }

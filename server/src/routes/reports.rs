@@ -10,6 +10,7 @@ use pcct_sampler::Profile;
 use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::AppState;
+use crate::text_budget::within_budget;
 
 /// Runs `work` on a snapshot of the profile, on a blocking thread, at most
 /// `heavy_requests` at a time (more wait briefly, then get 503).
@@ -33,6 +34,14 @@ fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
+/// The 413 of a text answer over the server's text budget.
+pub fn too_large() -> ApiError {
+    ApiError::too_large(
+        "min_share",
+        "the answer would exceed the server's size limit; prune it with a larger min_share",
+    )
+}
+
 /// `GET /api/reports/{xprof|xarc|xtree}?min_share=0..1&metric=cpu|wall|samples`
 pub async fn report(
     State(state): State<AppState>,
@@ -51,16 +60,28 @@ pub async fn report(
         metric: params.metric(state.config.report_metric)?,
         min_cum_share: params.number("min_share", 0.0, 1.0, default_share)?,
     };
-    let body =
-        with_snapshot(&state, move |profile| export::write(format, &profile.tree, &profile.methods, &options)).await?;
+    let budget = state.config.text_budget;
+    let body = with_snapshot(&state, move |profile| {
+        within_budget(budget, |out| export::write_to(out, format, &profile.tree, &profile.methods, &options))
+    })
+    .await?
+    .ok_or_else(too_large)?;
     Ok(text(body))
 }
 
-/// `GET /api/collapsed?metric=cpu|wall|samples`: `frame;frame value` lines.
+/// `GET /api/collapsed?metric=cpu|wall|samples&min_share=0..1 (0)`:
+/// `frame;frame value` lines, leaving out subtrees below `min_share` of the total.
 pub async fn collapsed(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &["metric"])?;
-    let metric = params.metric(state.config.report_metric)?;
-    let body =
-        with_snapshot(&state, move |profile| export::collapsed::write(&profile.tree, &profile.methods, metric)).await?;
+    let params = Params::parse(query.as_deref(), &["metric", "min_share"])?;
+    let options = ReportOptions {
+        metric: params.metric(state.config.report_metric)?,
+        min_cum_share: params.number("min_share", 0.0, 1.0, 0.0)?,
+    };
+    let budget = state.config.text_budget;
+    let body = with_snapshot(&state, move |profile| {
+        within_budget(budget, |out| export::collapsed::write_to(out, &profile.tree, &profile.methods, &options))
+    })
+    .await?
+    .ok_or_else(too_large)?;
     Ok(text(body))
 }

@@ -2,15 +2,18 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use pcct::view::{self, SubtreeNode};
+use pcct::view::{self, SubtreeLimits, SubtreeNode};
 use serde::Serialize;
 
+use super::reports::with_snapshot;
 use crate::error::ApiError;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 
 /// Most steps a context path may have.
 const MAX_PATH_STEPS: usize = 256;
+/// Most matching contexts expanded in one answer.
+const MAX_MATCHES_EXPANDED: usize = 16;
 
 #[derive(Serialize)]
 pub struct TreeAnswer {
@@ -44,15 +47,36 @@ pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
             "steps must be non-empty method names of at most 1024 characters, separated by ';'",
         ));
     }
-    let steps: Vec<&str> = path.iter().map(String::as_str).collect();
-    let profile = state.shared.profile.lock();
-    let nodes = profile
-        .tree
-        .find_contexts(&profile.methods, &steps)
-        .map_err(|error| ApiError::parameter("path", error.to_string()))?;
-    let cum = profile.tree.cumulative();
-    // Answers stay bounded: at most 16 matching contexts are expanded.
-    let subtrees =
-        nodes.iter().take(16).map(|&node| view::subtree(&profile.tree, &profile.methods, &cum, node, limits)).collect();
-    Ok(Json(TreeAnswer { profile: state.header(&profile.tree), path, matches: nodes.len(), subtrees }))
+    // The cum pass and the subtrees are computed on a snapshot, off the
+    // profile lock and off the async runtime.
+    let header_state = state.clone();
+    with_snapshot(&state, move |profile| {
+        let steps: Vec<&str> = path.iter().map(String::as_str).collect();
+        let nodes = profile
+            .tree
+            .find_contexts(&profile.methods, &steps)
+            .map_err(|error| ApiError::parameter("path", error.to_string()))?;
+        let cum = profile.tree.cumulative();
+        // Answers stay bounded: at most 16 matching contexts are expanded,
+        // sharing one node budget.
+        let mut budget = limits.max_nodes;
+        let mut subtrees = Vec::new();
+        for &node in nodes.iter().take(MAX_MATCHES_EXPANDED) {
+            if budget == 0 {
+                break;
+            }
+            let subtree = view::subtree(
+                &profile.tree,
+                &profile.methods,
+                &cum,
+                node,
+                SubtreeLimits { max_nodes: budget, ..limits },
+            );
+            budget = budget.saturating_sub(subtree.node_count());
+            subtrees.push(subtree);
+        }
+        let header = header_state.header(&profile.tree);
+        Ok(Json(TreeAnswer { profile: header, path, matches: nodes.len(), subtrees }))
+    })
+    .await?
 }

@@ -100,7 +100,7 @@ impl Fixture {
         let shared = Arc::new(Shared::new(sampler).expect("the sampler state needs no JVM"));
         let methods = {
             let mut profile = shared.profile.lock();
-            let table = &mut profile.methods;
+            let table = Arc::make_mut(&mut profile.methods);
             let methods = Methods {
                 main: table.intern("demo.Main", "main", "([Ljava/lang/String;)V"),
                 compute: table.intern("demo.Work", "compute", "()J"),
