@@ -158,6 +158,9 @@ counters! {
     ticks_missed,
     /// Nanoseconds the timer spun waiting for deadlines.
     spin_ns,
+    /// CPU time the sampler thread itself has used (its own CPU clock, read
+    /// at every tick): waking up, spinning, draining, signalling.
+    sampler_cpu_ns,
     /// Signals sent to threads.
     signals_sent,
     /// Signals that could not be sent (thread already gone, or another error).

@@ -158,6 +158,7 @@ impl<'r> Sampler<'r> {
                 self.paused = true;
             }
             self.shared.counters.tick_time.observe(now_ns() - tick_start);
+            self.shared.counters.sampler_cpu_ns.store(slots::current_thread_cpu_ns(), Ordering::Relaxed);
         }
         // Final drain: give outstanding handlers a moment, then apply everything.
         let deadline = Instant::now() + Duration::from_millis(50);

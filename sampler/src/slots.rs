@@ -312,6 +312,14 @@ pub fn thread_cpu_ns(tid: i32) -> Option<u64> {
     (rc == 0).then(|| now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
 }
 
+/// CPU time the calling thread has used, in nanoseconds.
+pub fn current_thread_cpu_ns() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
 /// The calling thread's id.
 pub fn current_tid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.

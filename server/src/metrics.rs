@@ -20,10 +20,12 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_sampler_ticks_late_total", "Ticks that started more than a tenth of the interval late.", MetricType::COUNTER, &[]),
     ("pcct_sampler_ticks_missed_total", "Whole intervals the timer skipped because it fell behind.", MetricType::COUNTER, &[]),
     ("pcct_sampler_spin_seconds_total", "CPU time the busy-wait timer spun.", MetricType::COUNTER, &[]),
+    ("pcct_sampler_cpu_seconds_total", "CPU time of the sampler thread itself (waking, spinning, draining, signalling).", MetricType::COUNTER, &[]),
     ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
     ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
     ("pcct_signals_total", "Sampling signals by result: sent, failed (thread gone), stray (not ours), stale (arrived too late).", MetricType::COUNTER, &["result"]),
-    ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
+    ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
+    ("pcct_samples_wall_credited_total", "Checksum-filtered samples whose wall time was credited to the thread's previous context (wall mode).", MetricType::COUNTER, &[]),
     ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
     ("pcct_samples_truncated_total", "Stacks deeper than the configured depth.", MetricType::COUNTER, &[]),
     ("pcct_drains_deferred_total", "Ticks whose drain waited for a reader holding the profile.", MetricType::COUNTER, &[]),
@@ -130,6 +132,7 @@ impl SamplerCollector {
         put("pcct_sampler_ticks_late_total", c(counters.ticks_late));
         put("pcct_sampler_ticks_missed_total", c(counters.ticks_missed));
         put("pcct_sampler_spin_seconds_total", counter(counters.spin_ns as f64 / 1e9, Vec::new()));
+        put("pcct_sampler_cpu_seconds_total", counter(counters.sampler_cpu_ns as f64 / 1e9, Vec::new()));
         put("pcct_sampling_interval_seconds", g(control.interval().as_secs_f64()));
         put("pcct_sampling_running", g(if control.is_running() && !finished { 1.0 } else { 0.0 }));
         for (result, value) in [
@@ -147,10 +150,12 @@ impl SamplerCollector {
             ("failed", counters.samples_failed),
             ("busy", counters.samples_busy),
             ("lost", counters.samples_lost),
+            ("retired", counters.samples_retired),
             ("dropped_full", counters.samples_dropped_full),
         ] {
             put("pcct_samples_total", counter(value as f64, vec![label("outcome", outcome)]));
         }
+        put("pcct_samples_wall_credited_total", c(counters.samples_wall_credited));
         for (reason, value) in &counters.agct_failures {
             put("pcct_samples_failed_total", counter(*value as f64, vec![label("reason", reason)]));
         }

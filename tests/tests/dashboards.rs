@@ -513,6 +513,11 @@ fn every_dashboard_and_alert_expression_returns_data_from_a_live_jvm() {
                 Ok(samples) if samples.is_empty() => {
                     problems.push(format!("{}: no data from {expr}", panel_name(panel)))
                 }
+                Ok(samples) if samples.iter().all(|sample| !sample.value.is_finite()) => problems.push(format!(
+                    "{}: only NaN or infinite values from {expr}: {}",
+                    panel_name(panel),
+                    shown(&samples)
+                )),
                 Ok(samples) => {
                     let legend = text(target, "legendFormat");
                     for label in missing_labels(legend, &samples) {
