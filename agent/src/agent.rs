@@ -89,12 +89,14 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // Not can_generate_compiled_method_load_events: measured on JDK 17 and 25
-    // (demo/Demo.java), holding that capability makes C2 code report the hot
-    // loop of an inlined method (Pricing.discount) under a sibling inlined
-    // frame (Catalog.lookup) — in AsyncGetCallTrace and in JFR alike — while
-    // without it both attribute it correctly; the events themselves are of
-    // no use to pcct.
+    // CompiledMethodLoad only with compiled=on: enabling those events makes
+    // HotSpot record debug information at non-safepoint positions of code
+    // compiled from then on (DebugNonSafepoints), which moves samples in
+    // inlined code between frames (README, "Inlined frames"). pcct needs
+    // neither the events nor their addresses to walk stacks.
+    if options.compiled {
+        capabilities.set_can_generate_compiled_method_load_events(1);
+    }
     jvmti.add_capabilities(&capabilities)?;
 
     let shared = Arc::new(Shared::new(options.sampler_config())?);
@@ -114,7 +116,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
-    crate::callbacks::install(jvmti)?;
+    crate::callbacks::install(jvmti, agent.options.compiled)?;
     Ok(agent)
 }
 

@@ -32,8 +32,9 @@ fn live() -> Option<&'static agent::Agent> {
     agent::get().filter(|agent| !agent.dying.load(Ordering::Acquire))
 }
 
-/// Sets the callbacks and enables the events the agent needs.
-pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
+/// Sets the callbacks and enables the events the agent needs (and
+/// CompiledMethodLoad with `compiled`).
+pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -41,6 +42,7 @@ pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
         ThreadEnd: Some(on_thread_end),
         ClassLoad: Some(on_class_load),
         ClassPrepare: Some(on_class_prepare),
+        CompiledMethodLoad: Some(on_compiled_method_load),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
@@ -55,6 +57,9 @@ pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
         jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
     ] {
         jvmti.enable(event)?;
+    }
+    if compiled {
+        jvmti.enable(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD)?;
     }
     Ok(())
 }
@@ -95,6 +100,22 @@ unsafe extern "C" fn on_thread_end(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _th
     })
 }
 
+unsafe extern "C" fn on_compiled_method_load(
+    _jvmti: *mut jvmtiEnv,
+    _method: jmethodID,
+    _code_size: jint,
+    _code_addr: *const c_void,
+    _map_length: jint,
+    _map: *const jvmtiAddrLocationMap,
+    _compile_info: *const c_void,
+) {
+    guard("CompiledMethodLoad", (), || {
+        if let Some(agent) = live() {
+            pcct_sampler::counters::Counters::add(&agent.shared.counters.methods_compiled, 1);
+        }
+    })
+}
+
 unsafe extern "C" fn on_class_load(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _thread: jthread, _class: jclass) {}
 
 unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _thread: jthread, class: jclass) {
@@ -118,6 +139,12 @@ pub unsafe extern "C" fn sampler_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _
         let jni = Jni(jni);
 
         let classes = crate::classes::create_all_method_ids(agent.jvmti, jni);
+        if agent.arrival == Arrival::Attach && agent.options.compiled {
+            // Code compiled before the attach: its CompiledMethodLoad events.
+            if let Err(error) = agent.jvmti.generate_events(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD) {
+                complain(&format!("compiled=on: {error}"));
+            }
+        }
         if agent.arrival == Arrival::Attach {
             let found = crate::threads::discover(agent, jni);
             agent::say(&format!("attached: {classes} classes prepared, {found} running threads found"));

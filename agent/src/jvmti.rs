@@ -94,6 +94,12 @@ impl Jvmti {
         )
     }
 
+    /// Asks the VM to send `event` for what already happened (compiled
+    /// methods, on attach).
+    pub fn generate_events(&self, event: jvmtiEvent) -> JvmtiResult<()> {
+        check("GenerateEvents", call!(self.0, GenerateEvents, MISSING, event))
+    }
+
     /// Frees memory JVMTI allocated.
     pub fn deallocate<T>(&self, memory: *mut T) {
         if !memory.is_null() {

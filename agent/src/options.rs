@@ -65,6 +65,12 @@ pub struct Options {
     pub metrics_top: usize,
     /// `quiet`: print nothing but errors (`on`/`off`, default off).
     pub quiet: bool,
+    /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default
+    /// off). With them HotSpot records debug information at non-safepoint
+    /// code positions of newly compiled code (as `-XX:+DebugNonSafepoints`),
+    /// which changes how samples in inlined code are attributed; see the
+    /// README's "Inlined frames".
+    pub compiled: bool,
 }
 
 impl Default for Options {
@@ -95,6 +101,7 @@ impl Default for Options {
             addr_file: None,
             metrics_top: 10,
             quiet: false,
+            compiled: false,
         }
     }
 }
@@ -143,6 +150,7 @@ pub const KEYS: &[&str] = &[
     "addr_file",
     "top",
     "quiet",
+    "compiled",
 ];
 
 pub use pcct_sampler::config::parse_duration;
@@ -328,6 +336,7 @@ impl Options {
                     parse_ranged(value, 0, 100).ok_or_else(|| bad("top must be a whole number from 0 to 100"))?
             }
             "quiet" => self.quiet = parse_switch(value).ok_or_else(|| bad("quiet must be on or off"))?,
+            "compiled" => self.compiled = parse_switch(value).ok_or_else(|| bad("compiled must be on or off"))?,
             _ => return Err(bad(&format!("unknown option; known options: {}", KEYS.join(", ")))),
         }
         Ok(())

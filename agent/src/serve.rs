@@ -31,6 +31,7 @@ fn settings(agent: &Agent) -> serde_json::Value {
         "bind": o.bind,
         "token": o.token.as_ref().map(|_| "(set)"),
         "top": o.metrics_top,
+        "compiled": o.compiled,
         "arrival": format!("{:?}", agent.arrival).to_lowercase(),
     })
 }

@@ -222,6 +222,8 @@ counters! {
     methods_failed,
     /// Times the method table outgrew its limit and started over (with a purge).
     method_table_resets,
+    /// CompiledMethodLoad events received (with `compiled=on`).
+    methods_compiled,
 }
 
 impl Counters {
