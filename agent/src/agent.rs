@@ -70,6 +70,10 @@ pub enum SetupError {
     Jvmti(#[from] crate::jvmti::JvmtiError),
     #[error("cannot set up the profile: {0}")]
     Sampler(#[from] pcct_sampler::SamplerError),
+    #[error("this JVM does not export AsyncGetCallTrace: pcct cannot sample it")]
+    NoAsyncGetCallTrace,
+    #[error("{0}")]
+    Signal(pcct_sampler::SamplerError),
 }
 
 /// Agent_OnLoad / Agent_OnAttach: parses options, asks for capabilities
@@ -78,9 +82,18 @@ pub enum SetupError {
 /// # Safety
 /// `vm` is the JavaVM the VM passed to the entry point.
 pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<&'static Agent, SetupError> {
-    let options = Options::parse(options)?;
     if AGENT.get().is_some() {
         return Err(SetupError::AlreadyLoaded);
+    }
+    let options = Options::parse(options)?;
+    if arrival == Arrival::Attach {
+        // On attach, what would stop sampling is found now, so jcmd reports
+        // the failure (and a later attach may try another signal=). At
+        // startup the sampler finds it and the JVM runs on without sampling.
+        if pcct_sampler::agct::locate().is_none() {
+            return Err(SetupError::NoAsyncGetCallTrace);
+        }
+        pcct_sampler::signal::check_available(options.signal).map_err(SetupError::Signal)?;
     }
     // SAFETY: the caller passes the VM's JavaVM.
     let jvmti = unsafe { Jvmti::from_vm(vm) }?;

@@ -146,8 +146,15 @@ pub unsafe extern "C" fn sampler_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _
             }
         }
         if agent.arrival == Arrival::Attach {
-            let found = crate::threads::discover(agent, jni);
-            agent::say(&format!("attached: {classes} classes prepared, {found} running threads found"));
+            let version = agent.shared.vm.lock().jvm_version.clone();
+            if crate::threads::agct_finds_its_own_thread(&version) {
+                let found = crate::threads::discover(agent, jni);
+                agent::say(&format!("attached: {classes} classes prepared, {found} running threads found"));
+            } else {
+                agent::say(&format!(
+                    "attached: {classes} classes prepared; threads already running are not sampled on this JVM ({version}: AsyncGetCallTrace needs each thread's own JNIEnv before JDK 17.0.6 and 19), threads started from now on are"
+                ));
+            }
         }
         if pcct_sampler::agct::locate().is_none() {
             agent.disable("this JVM does not export AsyncGetCallTrace".to_string());

@@ -6,8 +6,9 @@
 use crate::jvmti::{Jni, Jvmti};
 
 /// Creates the method ids of every loaded, prepared class. Runs on the
-/// sampler thread, inside one JNI local frame sized for all the classes.
-/// Returns the number of classes swept.
+/// sampler thread; each class's local reference is deleted as soon as its
+/// ids exist, so the sweep holds one local reference at a time beyond the
+/// array JVMTI returned. Returns the number of classes swept.
 pub fn create_all_method_ids(jvmti: Jvmti, jni: Jni) -> usize {
     let Ok(classes) = jvmti.loaded_classes() else { return 0 };
     let mut prepared = 0;

@@ -47,10 +47,31 @@ pub fn is_vm_internal(name: &str) -> bool {
     VM_THREAD_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
 
+/// Whether this VM's AsyncGetCallTrace finds the thread it runs on by
+/// itself and only checks that `env_id` is not null (JDK-8285794: JDK 19,
+/// backported to 17.0.6). Older ones take the thread from `env_id`, so a
+/// stand-in JNIEnv would make them walk the wrong thread's stack.
+/// `version` is `java.vm.version` (`17.0.15+6-Debian-1deb12u1`, `25+36-LTS`).
+pub fn agct_finds_its_own_thread(version: &str) -> bool {
+    let numbers: Vec<u32> = version
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .map(|part| part.parse().unwrap_or(0))
+        .collect();
+    match numbers.as_slice() {
+        [major, ..] if *major >= 19 => true,
+        [17, _, update, ..] => *update >= 6,
+        _ => false,
+    }
+}
+
 /// Registers every running thread the registry does not know yet, except
 /// the agent's own and HotSpot's internal ones. Their JNIEnv is unknown:
 /// AsyncGetCallTrace finds the thread it runs on by itself and only checks
-/// that `env_id` is not null, so the sampler thread's JNIEnv stands in.
+/// that `env_id` is not null (on the JDKs [`agct_finds_its_own_thread`]
+/// accepts; the caller checks), so the sampler thread's JNIEnv stands in.
 /// A thread that still cannot be walked is dropped after repeated failures.
 /// Returns the number registered.
 pub fn discover(agent: &Agent, stand_in: Jni) -> usize {
@@ -71,6 +92,24 @@ pub fn discover(agent: &Agent, stand_in: Jni) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_jdks_whose_agct_finds_its_own_thread_accept_a_stand_in() {
+        for (version, ok) in [
+            ("17.0.15+6-Debian-1deb12u1", true),
+            ("17.0.6+10", true),
+            ("17.0.5+8", false),
+            ("17+35", false),
+            ("18.0.2+9", false),
+            ("19+36", true),
+            ("25+36-LTS", true),
+            ("25.0.1+8-LTS", true),
+            ("11.0.20+8", false),
+            ("", false),
+        ] {
+            assert_eq!(agct_finds_its_own_thread(version), ok, "{version}");
+        }
+    }
 
     #[test]
     fn hotspot_threads_are_recognised() {

@@ -99,6 +99,19 @@ pub enum AgctError {
 }
 
 impl AgctError {
+    /// Whether the code says the thread is not running Java code at all (no
+    /// Java frame, in native or VM code that cannot be walked, exiting), as
+    /// JVM service threads always are; GC, safepoints and deoptimisation
+    /// are passing states of Java threads.
+    pub fn means_not_java(self) -> bool {
+        matches!(
+            self,
+            AgctError::NoJavaFrame | AgctError::UnknownNotJava | AgctError::NotWalkableNotJava | AgctError::ThreadExit
+        )
+    }
+}
+
+impl AgctError {
     /// Every named code, for counters.
     pub const ALL: [AgctError; 11] = [
         AgctError::NoJavaFrame,

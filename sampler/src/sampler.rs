@@ -391,7 +391,9 @@ impl<'r> Sampler<'r> {
                 AgctError::from_code(sample.result)
             };
             counters.count_agct_failure(error);
-            state.consecutive_failures += 1;
+            // Only "not Java at all" failures count towards excluding a
+            // thread that was never walked (JVM service threads).
+            state.consecutive_failures = if error.means_not_java() { state.consecutive_failures + 1 } else { 0 };
             if !state.ever_walked && state.consecutive_failures >= self.shared.config.exclude_after_failures {
                 state.excluded = true;
                 counters_add(&counters.threads_excluded, 1);

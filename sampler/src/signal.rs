@@ -39,11 +39,9 @@ pub fn parse_signal(text: &str) -> Option<i32> {
     }
 }
 
-/// Installs the sampling handler for `signal`, if nobody else handles it.
-///
-/// Refuses (and changes nothing) when the signal already has a handler:
-/// taking it over would break whoever installed it.
-pub fn install(signal: i32) -> Result<()> {
+/// Checks that `signal` is free for pcct: its disposition is the default,
+/// ignored, or pcct's own handler.
+pub fn check_available(signal: i32) -> Result<()> {
     let mut current = MaybeUninit::<libc::sigaction>::zeroed();
     // SAFETY: querying the disposition (null new action) only writes `current`.
     if unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) } != 0 {
@@ -58,6 +56,16 @@ pub fn install(signal: i32) -> Result<()> {
     if current.sa_sigaction != libc::SIG_DFL && current.sa_sigaction != libc::SIG_IGN && current.sa_sigaction != ours {
         return Err(SamplerError::SignalTaken { signal: signal_name(signal) });
     }
+    Ok(())
+}
+
+/// Installs the sampling handler for `signal`, if nobody else handles it.
+///
+/// Refuses (and changes nothing) when the signal already has a handler:
+/// taking it over would break whoever installed it.
+pub fn install(signal: i32) -> Result<()> {
+    check_available(signal)?;
+    let ours = handler::on_signal as *const () as usize;
     let mut action = MaybeUninit::<libc::sigaction>::zeroed();
     // SAFETY: a zeroed sigaction is a valid starting point; we set the fields we need.
     let action = unsafe {

@@ -12,6 +12,7 @@
 //!   down receive pcct's signal; no crash, exit 0, and pcct counts what it
 //!   received as stray signals.
 
+use pcct_tests::attach::{accepted, agent_load, refused};
 use pcct_tests::stress::{
     arg_seconds, assert_exit_code, compile_c, deadline_for, describe_counters, load_seconds, profile_json,
     sampler_counter, SIGSTORM_C, TAKEPROF_AGENT_C,
@@ -49,6 +50,35 @@ per_jdk! {
         assert!(finished.stderr.contains("takeprof: 0 signals"), "JDK {}:\n{}", jdk.major, finished.report());
         // The profile is still written (empty) when a file is asked for.
         assert_eq!(Profile::read(&profile_path).json.total.samples, 0);
+    }
+}
+
+per_jdk! {
+    /// On attach, a taken signal is found before Agent_OnAttach returns: jcmd
+    /// reports the failure, the program runs on, and a second attach with
+    /// another signal succeeds (nothing was set up by the first).
+    fn attach_refuses_a_taken_signal_and_another_attach_may_choose_another(jdk) {
+        let fixture = Fixture::new("signal-taken-attach");
+        let profile_path = fixture.path("p.json");
+        let mut jvm = Jvm::new(jdk, &fixture, "AttachTarget").arg("60").arg("1").flag(takeprof_flag(&fixture));
+        if jdk.needs_dynamic_agent_flag() {
+            jvm = jvm.flag("-XX:+EnableDynamicAgentLoading");
+        }
+        let mut target = jvm.spawn();
+        target.wait_for_stdout_line("ready", deadline_for(0.0));
+        let deadline = std::time::Duration::from_secs(60);
+        let first = agent_load(jdk, target.pid(), "interval:1ms;http:off", fixture.dir(), deadline);
+        assert!(refused(&first), "JDK {}: attach with SIGPROF taken was not refused\n{}", jdk.major, first.report());
+        target.wait_for_stderr("SIGPROF already has a handler", deadline_for(0.0));
+        let options = format!("interval:1ms;http:off;signal:SIGRTMIN+3;file:{}", profile_path.display());
+        let second = agent_load(jdk, target.pid(), &options, fixture.dir(), deadline);
+        assert!(accepted(&second), "JDK {}: attach with another signal failed\n{}", jdk.major, second.report());
+        target.wait_for_stderr("pcct: attached:", deadline_for(0.0));
+        target.send_line("finish 500");
+        let finished = target.wait_with_deadline(deadline_for(1.0));
+        assert_exit_code(&finished, 0);
+        assert!(finished.summary().samples >= 100, "JDK {}: {}", jdk.major, finished.summary().line);
+        assert!(finished.stderr.contains("takeprof: 0 signals"), "{}", finished.report());
     }
 }
 
