@@ -3,7 +3,13 @@
 // frames root first, each `class|method|descriptor|bci`. Used by the
 // benchmark harness to measure JFR's precision with pcct's correlation.
 //
+// JFR cuts stacks deeper than its stackdepth (64 frames unless the JVM ran
+// with -XX:FlightRecorderOptions:stackdepth=N; the harness passes 512, as
+// deep as pcct walks by default). Truncated stacks are counted, so a JFR
+// precision measured on cut stacks is visible as such.
+//
 // Usage: java JfrStacks.java <recording.jfr> <out.stacks>
+// Prints on stdout one JSON line: {"samples":N,"truncated":T}.
 
 import java.io.BufferedWriter;
 import java.io.FileWriter;
@@ -19,6 +25,7 @@ import jdk.jfr.consumer.RecordingFile;
 public class JfrStacks {
     public static void main(String[] args) throws Exception {
         long events = 0;
+        long truncated = 0;
         try (RecordingFile recording = new RecordingFile(Path.of(args[0]));
              BufferedWriter out = new BufferedWriter(new FileWriter(args[1]), 1 << 20)) {
             while (recording.hasMoreEvents()) {
@@ -27,6 +34,7 @@ public class JfrStacks {
                 if (!type.equals("jdk.ExecutionSample") && !type.equals("jdk.CPUTimeSample")) continue;
                 RecordedStackTrace stack = event.getStackTrace();
                 if (stack == null) continue;
+                if (stack.isTruncated()) truncated++;
                 RecordedThread thread = event.hasField("sampledThread") ? event.getThread("sampledThread") : event.getThread();
                 long tid = thread == null ? 0 : thread.getJavaThreadId();
                 Instant start = event.getStartTime();
@@ -47,6 +55,8 @@ public class JfrStacks {
                 events++;
             }
         }
-        System.err.println("JfrStacks: " + events + " samples");
+        double share = events == 0 ? 0.0 : (double) truncated / events;
+        System.err.printf("JfrStacks: %d samples, %d truncated (%.2f%%)%n", events, truncated, 100 * share);
+        System.out.println("{\"samples\":" + events + ",\"truncated\":" + truncated + "}");
     }
 }

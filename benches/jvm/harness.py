@@ -1,43 +1,85 @@
 #!/usr/bin/env python3
-"""Overhead and precision of pcct on real Java workloads, beside JFR.
+"""Overhead and precision of pcct on real Java workloads, beside JFR (issue 5).
 
-Runs every (workload, configuration) pair once per round, in a shuffled order
-each round, and reports:
+Every (workload, configuration) pair runs once per round, in a new shuffled
+order each round (seeded; the seed is recorded), so slow drifts of this noisy
+machine spread over all configurations.
 
-- overhead: median wall and CPU time (user+sys of the JVM process, from
-  wait4's rusage) and the median of per-round ratios against the unprofiled
-  run of the same round;
-- precision, as Whaley measures it: the correlation between the profiles of
-  successive rounds, per method (self samples) and per calling context (node
-  and edge samples matched by textual context), computed by `pcct correlate`
-  (the pcct crate's correlation); JFR recordings are converted with
-  JfrStacks.java and `pcct import-stacks` first;
-- pcct's own counters: samples per CPU-second, CPU accounted, signals,
-  filtered, failed walks, late ticks.
+Workloads (--workloads, default all four):
+  javac        javac compiling java/util from the JDK's own sources (java.base
+               extracted from lib/src.zip of Debian's openjdk-17-source), ~18 s
+  h2           H2 (Debian libh2-java) running h2-workload.sql in memory, ~15-20 s
+  demo         demo/Demo.java, the bundled order-pricing demo (--demo-seconds)
+  groundtruth  tests/java/GroundTruth.java: one busy thread with known CPU
+               shares per method (--groundtruth-seconds)
 
-Workloads: javac compiling java.util from the JDK's sources (Debian
-openjdk-17-source, extracted without installing it so the JDK is not
-upgraded), H2 running h2-workload.sql (Debian libh2-java, likewise), and the
-bundled demo. Usage:
+Configurations (--configs, default all; `base` is always added):
+  base                          no profiler
+  pcct-methods-1ms              pcct, hot-method counters only (tree=methods), 1 ms
+  pcct-1ms pcct-10ms pcct-50ms  pcct in PCCT mode
+  jfr-default                   JFR settings=default (jdk.ExecutionSample every 20 ms)
+  jfr-profile                   JFR settings=profile (every 10 ms)
+  jfr-1ms                       a copy of default.jfc with jdk.ExecutionSample at 1 ms
+  --define NAME=pcct:OPTIONS (agent options separated by `;`) or
+  --define NAME=jfr:SETTINGS adds a configuration.
+  Every pcct run gets http=off,quiet=on (the HTTP server is not part of the
+  sampling cost) unless its options name http; every JFR run gets
+  -XX:FlightRecorderOptions:stackdepth=512 (pcct walks up to 512 frames).
 
-    benches/jvm/harness.py                      # everything, 10 rounds
-    benches/jvm/harness.py --smoke              # 1 round, demo, pcct at 10 ms, short
-    benches/jvm/harness.py --workloads demo --configs base,pcct-1ms,pcct-10ms --rounds 5
-    benches/jvm/harness.py --record             # also write the tables into BENCHMARKS.md
+Measured per run: wall time; CPU = user+sys of the JVM from wait4's rusage;
+the CPU of the Java threads (utime+stime of /proc/<pid>/task/*/stat, polled
+every 200 ms, JVM service threads excluded); pcct's counters and the
+profile's total CPU; for JFR the samples and truncated stacks.
+Reported: per-round pair ratios to the unprofiled run of the same round
+(median, min-max); precision as Whaley defines it: the correlation between
+successive rounds' profiles per method and per calling context (`pcct
+correlate`; JFR recordings converted by JfrStacks.java and `pcct
+import-stacks`), median of all pairs; samples per Java-thread CPU-second;
+CPU accounted = profile CPU / Java-thread CPU; pcct's outcome counters.
+
+Outputs, in benches/results/<date-time>/:
+  results.jsonl       one meta line (seed, machine, JDK, date, command), then
+                      one line per run, appended as soon as the run ends
+                      (failed runs too, with their stderr tail)
+  <workload>-<config>-r<round>.{json,jfr,jfr.json,stdout,stderr}
+On stdout: a Markdown table laid out like Whaley's Figures 13 and 14
+(workload x interval, JFR beside pcct), a counters table and warnings.
+--record replaces the block between `<!-- harness:begin -->` and
+`<!-- harness:end -->` in BENCHMARKS.md with them.
+
+Missing Debian packages are installed (with sudo when not root): the JDK
+(openjdk-17-jdk-headless) if javac or jfr is missing, openjdk-17-source for
+javac (its dependency may upgrade the JDK to the same version), libh2-java.
+
+Commands (the release build comes first, unless --no-build):
+  python3 benches/jvm/harness.py                  # full run: 4 workloads x 8 configurations x 10 rounds, ~2-2.5 h
+  python3 benches/jvm/harness.py --record         # the same, and write the tables into BENCHMARKS.md
+  python3 benches/jvm/harness.py --smoke          # demo 3 s; base, pcct-10ms, jfr-default; 2 rounds
+                                                  # (2 are needed for one correlation); under a minute
+  python3 benches/jvm/harness.py --workloads demo --configs base,pcct-1ms,pcct-10ms
+                                                  # the issue 3 overhead check, ~10 min
+  python3 benches/jvm/harness.py --summarise-only benches/results/<date-time>/results.jsonl [--record]
 """
 
 import argparse
+import atexit
+import fnmatch
 import glob
 import json
-import math
 import os
+import platform
 import random
 import re
+import select
+import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +91,8 @@ JAVA = JAVA_HOME / "bin" / "java"
 JAVAC = JAVA_HOME / "bin" / "javac"
 AGENT = ROOT / "target" / "release" / "libpcct_agent.so"
 PCCT = ROOT / "target" / "release" / "pcct"
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+MARK_BEGIN, MARK_END = "<!-- harness:begin -->", "<!-- harness:end -->"
 
 CONFIGS = {
     "base": {},
@@ -60,15 +104,18 @@ CONFIGS = {
     "jfr-profile": {"jfr": "profile"},
     "jfr-1ms": {"jfr": "1ms"},
 }
-INTERVAL_NS = {
-    "pcct-methods-1ms": 1_000_000,
-    "pcct-1ms": 1_000_000,
-    "pcct-10ms": 10_000_000,
-    "pcct-50ms": 50_000_000,
-    "jfr-default": 20_000_000,
-    "jfr-profile": 10_000_000,
-    "jfr-1ms": 1_000_000,
-}
+# jdk.ExecutionSample's period in JDK 17's default.jfc and profile.jfc.
+JFR_INTERVAL_NS = {"default": 20_000_000, "profile": 10_000_000, "1ms": 1_000_000}
+JFR_STACK_DEPTH = 512  # pcct's default depth: both profilers see the same frames
+POLL_S = 0.2  # /proc/<pid>/task poll period
+MIN_TIMEOUT_S = 120
+# Kernel names (15 bytes at most) of JVM threads that run no Java code, and
+# of the profilers' own: excluded from the Java threads' CPU.
+SERVICE_THREADS = (
+    "VM Thread", "VM Periodic Tas*", "GC Thread#*", "G1*", "C1 CompilerThre*", "C2 CompilerThre*",
+    "Sweeper thread", "Service Thread", "Monitor Deflati*", "VM JFR Buffer*", "JFR *", "pcct-*",
+)
+SMOKE = {"workloads": "demo", "configs": "base,pcct-10ms,jfr-default", "rounds": 2, "demo_seconds": 3}
 
 
 def log(message):
@@ -76,305 +123,817 @@ def log(message):
 
 
 def run(command, **kwargs):
-    return subprocess.run(command, check=True, **kwargs)
+    return subprocess.run([str(c) for c in command], check=True, **kwargs)
 
 
-def extract_deb(package, member_glob):
-    """Downloads a Debian package (without installing it) and extracts it; returns matching paths."""
-    target = WORK / "debs" / package
-    found = glob.glob(str(target / member_glob), recursive=True)
-    if found:
-        return found
-    target.mkdir(parents=True, exist_ok=True)
-    download = WORK / "debs"
+# ---------------------------------------------------------------- configurations
+
+
+def parse_duration_ns(text):
+    """`500us`, `1ms`, `1s` -> nanoseconds (the agent's interval syntax)."""
+    match = re.fullmatch(r"([0-9.]+)\s*(ns|us|ms|s)", text.strip())
+    if not match:
+        raise ValueError(f"bad duration {text!r}")
+    return int(float(match.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[match.group(2)])
+
+
+def pcct_options(options):
+    """The agent's option string as a dict (items split on `,`/`;`, key from value on the first `=`/`:`)."""
+    parsed = {}
+    for item in re.split(r"[,;]", options):
+        item = item.strip()
+        if item:
+            split = re.search(r"[=:]", item)
+            key, value = (item[: split.start()], item[split.end():]) if split else (item, "")
+            parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def config_interval_ns(spec):
+    """The sampling interval of a configuration; None without a profiler or with a bad interval (the run will fail)."""
+    if "pcct" in spec:
+        try:
+            return parse_duration_ns(pcct_options(spec["pcct"]).get("interval", "10ms"))
+        except ValueError:
+            return None
+    if "jfr" in spec:
+        return JFR_INTERVAL_NS.get(spec["jfr"], 20_000_000)
+    return None
+
+
+def is_hot_methods(spec):
+    return "pcct" in spec and pcct_options(spec["pcct"]).get("tree") in ("methods", "hot-methods")
+
+
+def resolve_configs(names, definitions):
+    """The configurations to run, by name (built-in or --define'd), base first."""
+    known = dict(CONFIGS)
+    for definition in definitions:
+        name, _, rest = definition.partition("=")
+        kind, _, value = rest.partition(":")
+        if kind not in ("pcct", "jfr") or not name:
+            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS or NAME=jfr:SETTINGS")
+        known[name] = {kind: value}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
+    ordered = ["base"] + [n for n in names if n != "base"]
+    return {name: known[name] for name in ordered}
+
+
+# ---------------------------------------------------------------- fresh machine
+
+
+def package_installed(package):
+    result = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True)
+    return result.returncode == 0 and "install ok installed" in result.stdout
+
+
+def apt_get(*arguments):
+    # sudo resets the environment: `env` passes DEBIAN_FRONTEND through.
+    prefix = [] if os.geteuid() == 0 else ["sudo"]
+    if prefix and not shutil.which("sudo"):
+        raise SystemExit(f"need root or sudo to run apt-get {' '.join(arguments)}")
+    run([*prefix, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", *arguments])
+
+
+def ensure_packages(*packages):
+    """Installs the Debian packages that are missing."""
+    missing = [p for p in packages if not package_installed(p)]
+    if not missing:
+        return
+    log(f"installing {' '.join(missing)}")
+    # A fresh image often has no package lists at all: install would find nothing.
+    if not glob.glob("/var/lib/apt/lists/*_Packages*"):
+        apt_get("update", "-q")
     try:
-        run(["apt-get", "download", package], cwd=download, stdout=subprocess.DEVNULL)
+        apt_get("install", "-y", "-q", "--no-install-recommends", *missing)
     except subprocess.CalledProcessError:
-        run(["apt-get", "update", "-qq"])
-        run(["apt-get", "download", package], cwd=download, stdout=subprocess.DEVNULL)
-    deb = sorted(download.glob(f"{package}_*.deb"))[-1]
-    run(["dpkg-deb", "-x", str(deb), str(target)])
-    return glob.glob(str(target / member_glob), recursive=True)
+        apt_get("update", "-q")  # stale lists name files the mirror no longer has
+        apt_get("install", "-y", "-q", "--no-install-recommends", *missing)
 
 
-def setup_demo(seconds):
-    directory = WORK / "demo"
-    directory.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "demo" / "Demo.java", directory / "Demo.java")
-    if not (directory / "Demo.class").exists() or (directory / "Demo.class").stat().st_mtime < (directory / "Demo.java").stat().st_mtime:
-        run([str(JAVAC), "-d", str(directory), str(directory / "Demo.java")])
-    return {"args": ["-cp", str(directory), "Demo", str(seconds)], "cwd": directory}
+def ensure_jdk():
+    if not all((JAVA_HOME / "bin" / tool).exists() for tool in ("java", "javac", "jfr")):
+        if "PCCT_BENCH_JAVA_HOME" in os.environ:
+            raise SystemExit(f"{JAVA_HOME} lacks java, javac or jfr")
+        ensure_packages("openjdk-17-jdk-headless")
 
 
-def setup_javac(smoke):
-    zips = extract_deb("openjdk-17-source", "usr/lib/jvm/openjdk-17/lib/src.zip")
-    if not zips:
-        raise SystemExit("openjdk-17-source has no src.zip")
+def compile_java(sources, classes):
+    run([JAVAC, "-nowarn", "-d", classes, *sources], stdout=subprocess.DEVNULL)
+
+
+def find_src_zip():
+    for candidate in (JAVA_HOME / "lib" / "src.zip", Path("/usr/lib/jvm/openjdk-17/lib/src.zip")):
+        if candidate.exists():
+            return candidate.resolve()
+    raise SystemExit("openjdk-17-source is installed but no lib/src.zip was found")
+
+
+def extract_java_base(src_zip, target):
+    """Extracts java.base/ from src.zip into target, unless a complete extraction of the same zip is there."""
+    stat = src_zip.stat()
+    stamp = f"{src_zip} {stat.st_size} {int(stat.st_mtime)}\n"
+    marker = target / ".complete"
+    # The marker is written only after the last file: an interrupted
+    # extraction (or one of another src.zip) is thrown away and redone.
+    if marker.exists() and marker.read_text() == stamp:
+        return
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    log(f"extracting java.base from {src_zip}")
+    with zipfile.ZipFile(src_zip) as archive:
+        archive.extractall(target, [m for m in archive.namelist() if m.startswith("java.base/")])
+    marker.write_text(stamp)
+
+
+# ---------------------------------------------------------------- workloads
+
+
+def setup_javac(args, classes):
+    ensure_packages("openjdk-17-source")
     source = WORK / "javac" / "src"
-    if not (source / "java.base" / "java" / "util").exists():
-        source.mkdir(parents=True, exist_ok=True)
-        run(["unzip", "-q", "-o", zips[0], "java.base/*", "-d", str(source)])
+    extract_java_base(find_src_zip(), source)
     files = sorted((source / "java.base" / "java" / "util").rglob("*.java"))
-    if smoke:
-        files = files[:40]
-    listing = WORK / "javac" / ("files-smoke.txt" if smoke else "files.txt")
-    listing.write_text("\n".join(str(f) for f in files) + "\n")
+    listing = WORK / "javac" / "files.txt"
+    listing.write_text("".join(f"{f}\n" for f in files))
     out = WORK / "javac" / "out"
     return {
         "args": ["-m", "jdk.compiler/com.sun.tools.javac.Main", "--patch-module", f"java.base={source / 'java.base'}",
                  "-implicit:none", "-proc:none", "-nowarn", "-XDsuppressNotes", "-d", str(out), f"@{listing}"],
         "cwd": WORK / "javac",
         "clean": out,
+        "expected_s": 20,
     }
 
 
-def setup_h2():
-    jars = extract_deb("libh2-java", "usr/share/java/h2*.jar")
-    jar = [j for j in jars if re.search(r"h2[-.0-9]*\.jar$", j)][0]
+def setup_h2(args, classes):
+    ensure_packages("libh2-java")
+    jar = Path("/usr/share/java/h2.jar")  # a link to h2-<version>.jar
+    if not jar.exists():
+        raise SystemExit(f"libh2-java is installed but {jar} is missing")
     return {
-        "args": ["-cp", jar, "org.h2.tools.RunScript", "-url", "jdbc:h2:mem:bench", "-script", str(HERE / "h2-workload.sql")],
+        "args": ["-cp", str(jar), "org.h2.tools.RunScript", "-url", "jdbc:h2:mem:bench",
+                 "-script", str(HERE / "h2-workload.sql")],
         "cwd": WORK,
+        "expected_s": 20,
     }
+
+
+def setup_demo(args, classes):
+    return {"args": ["-cp", str(classes), "Demo", str(args.demo_seconds)], "cwd": WORK,
+            "expected_s": args.demo_seconds + 2}
+
+
+def setup_groundtruth(args, classes):
+    # GroundTruth <seconds> [checkEvery]: the default checkEvery (a clock read every ~150 us).
+    return {"args": ["-cp", str(classes), "GroundTruth", str(args.groundtruth_seconds)], "cwd": WORK,
+            "expected_s": args.groundtruth_seconds + 2}
+
+
+WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtruth": setup_groundtruth}
 
 
 def jfr_settings(kind):
+    """The settings= value: a built-in name, or a default.jfc copy with jdk.ExecutionSample at 1 ms."""
     if kind in ("default", "profile"):
         return kind
+    if kind != "1ms":
+        return kind  # a --define'd path to a .jfc
     custom = WORK / "jfr-1ms.jfc"
-    if not custom.exists():
-        text = (JAVA_HOME / "lib" / "jfr" / "default.jfc").read_text()
-        text = re.sub(r'(<event name="jdk.ExecutionSample">.*?<setting name="period"[^>]*>)[^<]*(</setting>)',
-                      r"\g<1>1 ms\g<2>", text, count=1, flags=re.S)
-        custom.write_text(text)
+    text = (JAVA_HOME / "lib" / "jfr" / "default.jfc").read_text()
+    text, count = re.subn(r'(<event name="jdk.ExecutionSample">.*?<setting name="period"[^>]*>)[^<]*(</setting>)',
+                          r"\g<1>1 ms\g<2>", text, count=1, flags=re.S)
+    if count != 1:
+        raise SystemExit("default.jfc has no jdk.ExecutionSample period to change")
+    custom.write_text(text)
     return str(custom)
 
 
-def one_run(workload, spec, config, output_base):
-    """Runs one JVM; returns wall seconds, CPU seconds and the profile path."""
-    flags = []
-    profile = None
-    settings = CONFIGS[config]
-    if "pcct" in settings:
+# ---------------------------------------------------------------- one run
+
+
+def jvm_flags(spec, output_base):
+    """The profiler's JVM flags for a configuration, and the file it will write."""
+    if "pcct" in spec:
         profile = Path(f"{output_base}.json")
-        flags.append(f"-agentpath:{AGENT}={settings['pcct']},file={profile},quiet=on")
-    if "jfr" in settings:
+        options = spec["pcct"]
+        # The HTTP server answers readers; it is not part of the sampling
+        # cost, so overhead runs leave it off unless a configuration asks.
+        if "http" not in pcct_options(options):
+            options += ",http=off"
+        return [f"-agentpath:{AGENT}={options},quiet=on,file={profile}"], profile
+    if "jfr" in spec:
         recording = Path(f"{output_base}.jfr")
-        flags.append(f"-XX:StartFlightRecording=filename={recording},settings={jfr_settings(settings['jfr'])}")
-        profile = recording
-    if spec.get("clean"):
-        shutil.rmtree(spec["clean"], ignore_errors=True)
-        Path(spec["clean"]).mkdir(parents=True, exist_ok=True)
-    command = [str(JAVA), *flags, *spec["args"]]
-    start = time.monotonic()
-    process = subprocess.Popen(command, cwd=spec["cwd"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.monotonic() - start
-    stderr = process.stderr.read().decode(errors="replace")
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{workload}/{config} exited {process.returncode}: {stderr[-2000:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "profile": str(profile) if profile else None}
+        # JFR's default stackdepth is 64: deeper stacks would be cut while
+        # pcct walks 512 frames, and the precisions would not compare.
+        return [f"-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}",
+                f"-XX:StartFlightRecording=filename={recording},settings={jfr_settings(spec['jfr'])}"], recording
+    return [], None
 
 
-def to_pcct_profile(path, config):
-    """The JSON profile to correlate: pcct's own, or a JFR recording converted."""
-    if path.endswith(".json"):
-        return path
-    stacks = path[:-4] + ".stacks"
-    converted = path[:-4] + ".jfr.json"
-    if not os.path.exists(converted):
-        run([str(JAVA), str(HERE / "JfrStacks.java"), path, stacks], stderr=subprocess.DEVNULL)
-        run([str(PCCT), "import-stacks", stacks, converted, "--interval-ns", str(INTERVAL_NS[config])], stderr=subprocess.DEVNULL)
-    return converted
+def is_service_thread(name):
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SERVICE_THREADS)
 
 
-def correlate(a, b):
-    result = subprocess.run([str(PCCT), "correlate", a, b], check=True, capture_output=True, text=True)
-    return json.loads(result.stdout)
+def poll_threads(pid, seen, tick_s=1 / os.sysconf("SC_CLK_TCK")):
+    """Updates seen[tid] = (name, utime+stime seconds) from /proc/<pid>/task/*/stat; returns the whole
+    process's utime+stime (dead threads included) from /proc/<pid>/stat, or None.
+
+    The name is stat's second field, the same text as /proc/<pid>/task/<tid>/comm (one read per thread
+    instead of two: the poll itself should cost the machine as little as possible). A thread keeps the
+    value of the last poll it was alive for, so threads that ended before the JVM still count.
+    """
+    def read_stat(path):
+        with open(path) as f:
+            stat = f.read()
+        fields = stat[stat.rindex(")") + 2:].split()  # fields[0] is field 3 (state)
+        return stat[stat.index("(") + 1: stat.rindex(")")], (int(fields[11]) + int(fields[12])) * tick_s  # 14, 15
+
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+        _, process_cpu = read_stat(f"/proc/{pid}/stat")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            seen[tid] = read_stat(f"/proc/{pid}/task/{tid}/stat")
+        except OSError:
+            continue  # ended between the listing and the read
+    return process_cpu
 
 
-def pcct_counters(path):
-    with open(path) as f:
-        data = json.load(f)
-    sampler = data.get("sampler", {})
-    observed = sampler.get("cpu_ns_observed", 0)
-    samples = sampler.get("samples_recorded", 0) + sampler.get("samples_failed", 0)
-    failed = {reason: count for reason, count in sampler.get("agct_failures", []) if count}
+def run_jvm(command, cwd, stdout_path, stderr_path, timeout_s):
+    """Runs a JVM to its end or to the timeout (then kills it); never blocks on its output.
+
+    The output goes to files, not pipes. The process is watched through a
+    pidfd (readable when it exits, so wall time is exact) and reaped with
+    os.wait4 for its rusage, killed or not.
+    """
+    seen, process_cpu = {}, 0.0
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        start = time.monotonic()
+        process = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    pidfd = os.pidfd_open(process.pid)
+    timed_out = False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        while not poller.poll(POLL_S * 1000):
+            process_cpu = poll_threads(process.pid, seen) or process_cpu
+            if time.monotonic() - start > timeout_s:
+                timed_out = True
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                break
+        wall = time.monotonic() - start
+        _, status, usage = os.wait4(process.pid, 0)
+    except BaseException:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)  # interrupted: leave no JVM behind
+        os.wait4(process.pid, 0)
+        raise
+    finally:
+        os.close(pidfd)
+    process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    by_name = {name: 0.0 for name, _ in seen.values()}
+    for name, cpu in seen.values():
+        by_name[name] += cpu
     return {
-        "samples": samples,
-        "samples_per_cpu_s": samples / (observed / 1e9) if observed else 0.0,
-        "cpu_accounted": (sampler.get("cpu_ns_recorded", 0) + sampler.get("cpu_ns_filtered", 0)) / observed if observed else 0.0,
-        "signals": sampler.get("signals_sent", 0),
-        "filtered": sampler.get("samples_filtered", 0),
-        "idle": sampler.get("samples_idle", 0),
-        "failed": failed,
-        "ticks": sampler.get("ticks", 0),
-        "ticks_late": sampler.get("ticks_late", 0),
-        "ticks_missed": sampler.get("ticks_missed", 0),
-        "spin_s": sampler.get("spin_ns", 0) / 1e9,
+        "exit_status": process.returncode,
+        "timed_out": timed_out,
+        "wall_s": wall,
+        "user_s": usage.ru_utime,
+        "sys_s": usage.ru_stime,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "max_rss_kb": usage.ru_maxrss,
+        "java_threads_cpu_s": sum(cpu for name, cpu in by_name.items() if not is_service_thread(name)),
+        "service_threads_cpu_s": sum(cpu for name, cpu in by_name.items() if is_service_thread(name)),
+        # CPU after the last poll (at most 200 ms of every thread, the exit,
+        # pcct's dump at VM death): the polled threads' CPU misses it.
+        "unpolled_tail_cpu_s": max(0.0, usage.ru_utime + usage.ru_stime - process_cpu),
+        "threads_seen": len(seen),
+        "thread_cpu_s": dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:12]),
     }
 
 
-def geometric_mean(values):
-    values = [v for v in values if v is not None and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+def profile_header(path):
+    """The top-level fields of a pcct JSON profile (total, stats, sampler, vm) without parsing the tree.
+
+    They all come before `"methods":[`; a javac profile at 1 ms is tens of MB.
+    """
+    with open(path) as f:
+        head = f.read(1 << 20)
+    cut = head.find(',"methods":[')
+    if cut < 0:
+        with open(path) as f:
+            return json.load(f)
+    return json.loads(head[:cut] + "}")
 
 
-def summarise(results, workloads, configs):
+def compact_sampler(sampler):
+    """The sampler's counters with histograms reduced to sum and count, failures as a dict."""
+    out = {}
+    for key, value in sampler.items():
+        if isinstance(value, dict) and "sum_ns" in value:
+            out[key] = {"sum_ns": value["sum_ns"], "count": value["count"]}
+        elif key == "agct_failures":
+            out[key] = {reason: count for reason, count in value}
+        else:
+            out[key] = value
+    return out
+
+
+def convert_jfr(recording, interval_ns, classes):
+    """A JFR recording -> a pcct JSON profile; returns its path and JfrStacks' counts."""
+    stacks = recording.with_suffix(".stacks")
+    converted = recording.with_suffix(".jfr.json")
+    result = run([JAVA, "-cp", classes, "JfrStacks", recording, stacks], capture_output=True, text=True, timeout=600)
+    counts = json.loads(result.stdout.strip().splitlines()[-1])
+    run([PCCT, "import-stacks", stacks, converted, "--interval-ns", interval_ns], capture_output=True, timeout=600)
+    stacks.unlink()
+    return converted, counts
+
+
+def tail(path, size=2000):
+    with open(path, "rb") as f:
+        f.seek(max(0, os.path.getsize(path) - size))
+        return f.read().decode(errors="replace")
+
+
+def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
+    """Runs one JVM; returns its JSON record (never raises for a failed run)."""
+    flags, profile = jvm_flags(spec, output_base)
+    if setup.get("clean"):
+        shutil.rmtree(setup["clean"], ignore_errors=True)
+        Path(setup["clean"]).mkdir(parents=True)
+    record = {"type": "run", "workload": workload, "config": config, "timeout_s": timeout_s,
+              "stdout": f"{output_base}.stdout", "stderr": f"{output_base}.stderr", "profile": None}
+    record.update(run_jvm([str(JAVA), *flags, *setup["args"]], setup["cwd"], record["stdout"], record["stderr"],
+                          timeout_s))
+    error = None
+    if record["timed_out"]:
+        error = f"killed after the {timeout_s:.0f} s timeout"
+    elif record["exit_status"] != 0:
+        error = f"exit status {record['exit_status']}"
+    elif profile is not None and not profile.exists():
+        error = f"no profile written to {profile}"
+    elif "pcct" in spec:
+        try:
+            header = profile_header(profile)
+            record.update(profile=str(profile), profile_total=header.get("total", {}),
+                          sampler=compact_sampler(header.get("sampler", {})))
+        except (OSError, ValueError) as failure:
+            error = f"unreadable profile {profile}: {failure}"
+    elif "jfr" in spec:
+        try:
+            converted, counts = convert_jfr(profile, config_interval_ns(spec), classes)
+            record.update(profile=str(converted), recording=str(profile), jfr=counts)
+        except (subprocess.SubprocessError, OSError, ValueError, IndexError) as failure:
+            error = f"JFR conversion failed: {failure}"
+    record["ok"] = error is None
+    if error:
+        record["error"] = error
+        record["stderr_tail"] = tail(record["stderr"])
+    return record
+
+
+def append_jsonl(path, record):
+    # One line per finished run, flushed at once: a failure or an interrupt
+    # later in a two-hour run loses nothing measured before it.
+    with open(path, "a") as f:
+        f.write(json.dumps(record, sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def timeout_for(workload, setup, results):
+    """5x the expected time (or the base runs' median wall, if longer), at least 120 s."""
+    walls = [r["wall_s"] for r in results if r["workload"] == workload and r["config"] == "base" and r["ok"]]
+    expected = max(setup["expected_s"], statistics.median(walls) if walls else 0)
+    return max(MIN_TIMEOUT_S, 5 * expected)
+
+
+# ---------------------------------------------------------------- meta
+
+
+def machine_meta(args, seed, workloads, configs):
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    version = subprocess.run([str(JAVA), "-version"], capture_output=True, text=True).stderr.strip().splitlines()
+    return {
+        "type": "meta",
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "command": shlex.join(["python3", *sys.argv]),
+        "seed": seed,
+        "rounds": args.rounds,
+        "cpu": cpu,
+        "nproc": os.cpu_count(),
+        "kernel": platform.release(),
+        "jdk": version[1] if len(version) > 1 else " ".join(version),
+        "workloads": workloads,
+        "configs": configs,
+        "git": subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True).stdout.strip(),
+    }
+
+
+def load_results(path):
+    meta, runs = None, []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                record = json.loads(line)
+                if record["type"] == "meta":
+                    meta = record
+                else:
+                    runs.append(record)
+    if meta is None:
+        raise SystemExit(f"{path} has no meta line")
+    return meta, runs
+
+
+# ---------------------------------------------------------------- summary
+
+# Every signal pcct sends ends in exactly one of these (sampler/src/counters.rs).
+OUTCOMES = ("samples_recorded", "samples_failed", "samples_filtered", "samples_dropped_full", "samples_lost",
+            "samples_retired")
+COUNTER_COLUMNS = (
+    ("signals_sent", "signals"), ("samples_recorded", "recorded"), ("samples_failed", "failed"),
+    ("samples_filtered", "filtered"), ("samples_idle", "idle"), ("samples_busy", "busy"), ("samples_lost", "lost"),
+    ("samples_retired", "retired"), ("samples_dropped_full", "dropped full"), ("samples_truncated", "truncated"),
+    ("signal_failures", "signal failures"), ("ticks", "ticks"), ("ticks_late", "late"),
+    ("ticks_missed", "missed"),
+)
+HISTOGRAMS = (("handler_time", "handler µs"), ("drain_time", "drain µs"), ("tick_time", "tick µs"))
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def correlate(a, b):
+    """`pcct correlate` of two JSON profiles: {"per_method": r|None, "per_context": r|None}."""
+    if not (a and b and os.path.exists(a) and os.path.exists(b)):
+        return {"per_method": None, "per_context": None}
+    result = subprocess.run([str(PCCT), "correlate", a, b], capture_output=True, text=True)
+    if result.returncode != 0:
+        log(f"pcct correlate {a} {b} failed: {result.stderr.strip()}")
+        return {"per_method": None, "per_context": None}
+    return json.loads(result.stdout)
+
+
+def profile_cpu_s(run):
+    return run.get("profile_total", {}).get("cpu_ns", 0) / 1e9
+
+
+def pcct_samples(run):
+    sampler = run.get("sampler", {})
+    return sampler.get("samples_recorded", 0) + sampler.get("samples_failed", 0)
+
+
+def conservation_violation(run):
+    """signals_sent - (recorded+failed+filtered+dropped_full+lost+retired), or None if it holds."""
+    sampler = run["sampler"]
+    difference = sampler.get("signals_sent", 0) - sum(sampler.get(name, 0) for name in OUTCOMES)
+    return difference or None
+
+
+def counters_medians(runs):
+    """Median over the rounds of each counter, failure code and mean histogram time."""
+    samplers = [r["sampler"] for r in runs]
+    medians = {name: median_or_none([s.get(name) for s in samplers]) for name, _ in COUNTER_COLUMNS}
+    codes = sorted({code for s in samplers for code in s.get("agct_failures", {})})
+    medians["agct_failures"] = {code: statistics.median(s.get("agct_failures", {}).get(code, 0) for s in samplers)
+                                for code in codes}
+    for name, _ in HISTOGRAMS:
+        medians[name] = median_or_none([s[name]["sum_ns"] / s[name]["count"] / 1e3 if s.get(name, {}).get("count")
+                                        else None for s in samplers])
+    medians["profile_vs_rusage"] = median_or_none(
+        [ratio(profile_cpu_s(r), r["cpu_s"]) for r in runs])
+    medians["agent_accounted"] = median_or_none(
+        [ratio(s.get("cpu_ns_recorded", 0) + s.get("cpu_ns_filtered", 0), s.get("cpu_ns_observed")) for s in samplers])
+    return medians
+
+
+def summarise_config(runs, base_by_round, spec):
+    """One workload x configuration: ratios, precision, samples, counters."""
+    entry = {"runs": len(runs), "wall_s": median_or_none(r["wall_s"] for r in runs),
+             "cpu_s": median_or_none(r["cpu_s"] for r in runs)}
+    paired = [(r, base_by_round[r["round"]]) for r in runs if r["round"] in base_by_round]
+    cpu_ratios = [r["cpu_s"] / b["cpu_s"] for r, b in paired]
+    entry["cpu_ratios"] = cpu_ratios
+    entry["wall_ratio"] = median_or_none(r["wall_s"] / b["wall_s"] for r, b in paired)
+    if not spec:
+        return entry
+    # Precision: one correlation per pair of successive successful rounds;
+    # all are kept (None when undefined), the table shows their median.
+    pairs = [correlate(a.get("profile"), b.get("profile")) for a, b in zip(runs, runs[1:])]
+    entry["precision_method"] = [p["per_method"] for p in pairs]
+    entry["precision_context"] = None if is_hot_methods(spec) else [p["per_context"] for p in pairs]
+    if "pcct" in spec:
+        entry["samples_per_cpu_s"] = median_or_none(ratio(pcct_samples(r), r["java_threads_cpu_s"]) for r in runs)
+        # Against the Java threads' CPU at the last poll, and (a lower
+        # bound) with all the CPU after it added as if Java threads used it.
+        entry["cpu_accounted"] = median_or_none(ratio(profile_cpu_s(r), r["java_threads_cpu_s"]) for r in runs)
+        entry["cpu_accounted_with_tail"] = median_or_none(
+            ratio(profile_cpu_s(r), r["java_threads_cpu_s"] + r.get("unpolled_tail_cpu_s", 0)) for r in runs)
+        entry["counters"] = counters_medians(runs)
+        entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs
+                               if conservation_violation(r)]
+    else:
+        entry["samples_per_cpu_s"] = median_or_none(ratio(r["jfr"]["samples"], r["java_threads_cpu_s"]) for r in runs)
+        entry["jfr_samples"] = median_or_none(r["jfr"]["samples"] for r in runs)
+        entry["jfr_truncated_share"] = median_or_none(ratio(r["jfr"]["truncated"], r["jfr"]["samples"]) for r in runs)
+    return entry
+
+
+def summarise(meta, runs):
     summary = {}
-    for workload in workloads:
-        for config in configs:
-            runs = [r for r in results if r["workload"] == workload and r["config"] == config]
-            if not runs:
-                continue
-            entry = {
-                "runs": len(runs),
-                "wall_median": statistics.median(r["wall"] for r in runs),
-                "cpu_median": statistics.median(r["cpu"] for r in runs),
-            }
-            if config != "base":
-                wall_ratios, cpu_ratios = [], []
-                for r in runs:
-                    base = [b for b in results if b["workload"] == workload and b["config"] == "base" and b["round"] == r["round"]]
-                    if base:
-                        wall_ratios.append(r["wall"] / base[0]["wall"])
-                        cpu_ratios.append(r["cpu"] / base[0]["cpu"])
-                if wall_ratios:
-                    entry["wall_ratio"] = statistics.median(wall_ratios)
-                    entry["cpu_ratio"] = statistics.median(cpu_ratios)
-                    entry["cpu_ratio_min"] = min(cpu_ratios)
-                    entry["cpu_ratio_max"] = max(cpu_ratios)
-                profiles = [to_pcct_profile(r["profile"], config) for r in sorted(runs, key=lambda r: r["round"]) if r["profile"]]
-                pairs = [correlate(a, b) for a, b in zip(profiles, profiles[1:])]
-                if pairs:
-                    entry["precision_method"] = geometric_mean([p["per_method"] for p in pairs])
-                    entry["precision_context"] = geometric_mean([p["per_context"] for p in pairs])
-                if config.startswith("pcct"):
-                    counters = [pcct_counters(r["profile"]) for r in runs]
-                    entry["counters"] = counters[-1]
-                    entry["samples_per_cpu_s"] = statistics.median(c["samples_per_cpu_s"] for c in counters)
-                    entry["cpu_accounted"] = statistics.median(c["cpu_accounted"] for c in counters)
-            summary[f"{workload}/{config}"] = entry
+    for workload in meta["workloads"]:
+        ok = [r for r in runs if r["workload"] == workload and r["ok"]]
+        base_by_round = {r["round"]: r for r in ok if r["config"] == "base"}
+        for config, spec in meta["configs"].items():
+            mine = sorted((r for r in ok if r["config"] == config), key=lambda r: r["round"])
+            if mine:
+                summary[(workload, config)] = summarise_config(mine, base_by_round, spec)
     return summary
+
+
+# ---------------------------------------------------------------- Markdown
 
 
 def fmt(value, digits=3):
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def markdown(summary, workloads, configs, meta):
+def fmt_interval(ns):
+    return "—" if ns is None else (f"{ns / 1e6:g} ms" if ns >= 1_000_000 else f"{ns / 1e3:g} µs")
+
+
+def fmt_ratios(values):
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.median(values):.3f} ({min(values):.3f}–{max(values):.3f})"
+
+
+def fmt_precision(values):
+    """Median of the successive-run correlations, their range, and how many were undefined."""
+    if values is None:
+        return "—"  # hot-method counters have no contexts
+    numbers = [v for v in values if v is not None]
+    if not numbers:
+        return "n/a" if values else "—"
+    text = f"{statistics.median(numbers):.3f}"
+    if len(numbers) > 1:
+        text += f" ({min(numbers):.3f}–{max(numbers):.3f})"
+    if len(numbers) < len(values):
+        text += f", {len(values) - len(numbers)} n/a"
+    return text
+
+
+def fmt_accounted(entry):
+    if entry.get("cpu_accounted") is None:
+        return "—"
+    return f"{entry['cpu_accounted']:.3f} ({fmt(entry['cpu_accounted_with_tail'])})"
+
+
+def fmt_count(value):
+    """A count, or a median of counts (which may end in .5)."""
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def figure_table(meta, summary):
+    """Workload x interval rows, pcct and the peers side by side (Whaley's Figures 13 and 14)."""
     lines = [
-        f"Measured {meta['date']} on {meta['machine']}, {meta['java']}; {meta['rounds']} rounds, "
-        f"configurations in shuffled order each round; ratios are medians of per-round ratios to the "
-        f"unprofiled run of the same round. Command: `{meta['command']}`",
-        "",
-        "| workload | configuration | wall (s) | CPU (s) | wall ratio | CPU ratio (min-max) | precision per method | precision per context | samples / CPU-s | CPU accounted |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| workload | interval | configuration | CPU ratio (min–max) | wall ratio | precision per method (min–max) "
+        "| precision per context (min–max) | samples / CPU-s | CPU accounted (with tail) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for workload in workloads:
-        for config in configs:
-            entry = summary.get(f"{workload}/{config}")
+    configs = meta["configs"]
+    for workload in meta["workloads"]:
+        base = summary.get((workload, "base"))
+        if base:
+            lines.append(f"| {workload} | — | base: {fmt(base['cpu_s'], 2)} s CPU, {fmt(base['wall_s'], 2)} s wall "
+                         f"| 1 | 1 | | | | |")
+        order = sorted((c for c in configs if c != "base"),
+                       key=lambda c: (config_interval_ns(configs[c]) or 1 << 62, "jfr" in configs[c], not is_hot_methods(configs[c])))
+        for config in order:
+            entry = summary.get((workload, config))
             if not entry:
                 continue
-            ratio = "—" if "cpu_ratio" not in entry else f"{entry['cpu_ratio']:.3f} ({entry['cpu_ratio_min']:.2f}-{entry['cpu_ratio_max']:.2f})"
             lines.append(
-                f"| {workload} | {config} | {entry['wall_median']:.2f} | {entry['cpu_median']:.2f} | "
-                f"{fmt(entry.get('wall_ratio'))} | {ratio} | {fmt(entry.get('precision_method'))} | "
-                f"{fmt(entry.get('precision_context'))} | {fmt(entry.get('samples_per_cpu_s'), 0)} | {fmt(entry.get('cpu_accounted'))} |"
-            )
-    lines.append("")
-    lines.append("pcct counters of the last round (signals, checksum-filtered, idle skips, failed walks by reason, late ticks / ticks, spin):")
-    lines.append("")
-    for key, entry in summary.items():
+                f"| {workload} | {fmt_interval(config_interval_ns(configs[config]))} | {config} "
+                f"| {fmt_ratios(entry['cpu_ratios'])} | {fmt(entry['wall_ratio'])} "
+                f"| {fmt_precision(entry['precision_method'])} | {fmt_precision(entry['precision_context'])} "
+                f"| {fmt(entry['samples_per_cpu_s'], 0)} | {fmt_accounted(entry)} |")
+    return lines
+
+
+def counters_table(summary):
+    header = [label for _, label in COUNTER_COLUMNS] + ["failed by code"] + [label for _, label in HISTOGRAMS]
+    lines = [
+        "| workload | configuration | " + " | ".join(header) + " | profile CPU / rusage | agent's own accounted |",
+        "|---|---|" + "---:|" * (len(header) + 2),
+    ]
+    for (workload, config), entry in summary.items():
         counters = entry.get("counters")
-        if counters:
-            failed = ", ".join(f"{k} {v}" for k, v in counters["failed"].items()) or "none"
-            lines.append(
-                f"- {key}: {counters['signals']} signals, {counters['filtered']} filtered, {counters['idle']} idle, "
-                f"failed: {failed}; late ticks {counters['ticks_late']}/{counters['ticks']} (missed {counters['ticks_missed']}); "
-                f"spin {counters['spin_s']:.3f} s"
-            )
-    return "\n".join(lines) + "\n"
+        if not counters:
+            continue
+        failed = ", ".join(f"{code} {fmt_count(n)}" for code, n in counters["agct_failures"].items() if n) or "none"
+        cells = [fmt_count(counters[name]) for name, _ in COUNTER_COLUMNS] + [failed]
+        cells += [fmt(counters[name], 1) for name, _ in HISTOGRAMS]
+        cells += [fmt(counters["profile_vs_rusage"]), fmt(counters["agent_accounted"])]
+        lines.append(f"| {workload} | {config} | " + " | ".join(cells) + " |")
+    return lines
 
 
-def record(text):
-    path = ROOT / "BENCHMARKS.md"
-    content = path.read_text()
-    begin, end = "<!-- harness:begin -->", "<!-- harness:end -->"
-    block = f"{begin}\n{text}{end}"
-    if begin in content:
-        content = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: block, content, flags=re.S)
-    else:
-        content += f"\n## Overhead and precision on real workloads (issue 5)\n\n{block}\n"
-    path.write_text(content)
+def peers_table(summary):
+    lines = ["| workload | configuration | samples | stacks truncated |", "|---|---|---:|---:|"]
+    for (workload, config), entry in summary.items():
+        if "jfr_samples" in entry:
+            share = entry["jfr_truncated_share"]
+            lines.append(f"| {workload} | {config} | {fmt_count(entry['jfr_samples'])} "
+                         f"| {'—' if share is None else f'{100 * share:.2f} %'} |")
+    return lines
+
+
+def warnings(runs, summary):
+    lines = []
+    for run in runs:
+        if not run["ok"]:
+            last = run.get("stderr_tail", "").strip().splitlines()[-1:] or [""]
+            lines.append(f"- FAILED: {run['workload']}/{run['config']} round {run['round'] + 1}: {run['error']}; "
+                         f"stderr: `{last[0][:200]}` (full: {run['stderr']})")
+    for (workload, config), entry in summary.items():
+        for round_index, difference, sampler in entry.get("violations", []):
+            outcomes = " + ".join(f"{sampler.get(n, 0)} {n.removeprefix('samples_')}" for n in OUTCOMES)
+            lines.append(f"- WARNING: {workload}/{config} round {round_index + 1}: signals_sent "
+                         f"{sampler.get('signals_sent', 0)} != {outcomes} (off by {difference})")
+    return lines
+
+
+def markdown(meta, runs, summary):
+    done = len({r["round"] for r in runs})
+    lines = [
+        f"Measured {meta['date']} on {meta['cpu']} ({meta['nproc']} CPUs), Linux {meta['kernel']}, {meta['jdk']}, "
+        f"pcct {meta.get('git', '?')}; {done} of {meta['rounds']} rounds, configurations in shuffled order "
+        f"each round (seed {meta['seed']}). Command: `{meta['command']}`",
+        "",
+        *figure_table(meta, summary),
+        "",
+        "CPU ratio: user+sys of the JVM (wait4) over the unprofiled run of the same round, median of the rounds "
+        "(min–max). Precision: correlation between successive rounds' profiles (`pcct correlate`, sample "
+        "counts), median of all pairs (min–max; n/a: undefined). Samples / CPU-s and CPU accounted are per "
+        "CPU-second of the Java threads (utime+stime from /proc/<pid>/task/*/stat, JVM service threads "
+        "excluded, polled every 200 ms); CPU accounted = the profile's total CPU / that, and in parentheses / that "
+        "plus all the JVM's CPU after the last poll (the tail: the last <=200 ms of every thread, the exit, the "
+        "dump): the truth is between the two. pcct runs with "
+        "`http=off,quiet=on` (unless a configuration names http): the HTTP server is not part of the sampling "
+        "cost. JFR runs with "
+        f"`-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}`.",
+        "",
+    ]
+    counters = counters_table(summary)
+    if len(counters) > 2:
+        lines += ["pcct's counters, medians of the rounds (handler, drain and tick: mean times):", "", *counters, ""]
+    peers = peers_table(summary)
+    if len(peers) > 2:
+        lines += ["JFR samples and truncated stacks, medians of the rounds:", "", *peers, ""]
+    problems = warnings(runs, summary)
+    if problems:
+        lines += problems + [""]
+    return "\n".join(lines)
+
+
+def record_in_benchmarks(text):
+    """Replaces the marked block of BENCHMARKS.md; without the markers, changes nothing and says so."""
+    content = BENCHMARKS.read_text() if BENCHMARKS.exists() else ""
+    if MARK_BEGIN not in content or MARK_END not in content:
+        log(f"--record: {BENCHMARKS} has no {MARK_BEGIN} ... {MARK_END} block, so it was not changed; add the two "
+            f"markers where the tables belong and re-run with --summarise-only <results.jsonl> --record")
+        return
+    block = f"{MARK_BEGIN}\n{text}{MARK_END}"
+    BENCHMARKS.write_text(re.sub(re.escape(MARK_BEGIN) + r".*?" + re.escape(MARK_END), lambda _: block, content,
+                                 count=1, flags=re.S))
+    log(f"--record: tables written into {BENCHMARKS}")
+
+
+def report(jsonl, record):
+    meta, runs = load_results(jsonl)
+    summary = summarise(meta, runs)
+    text = markdown(meta, runs, summary)
+    print(text)
+    if record:
+        record_in_benchmarks(text)
+    return meta, runs, summary
+
+
+def smoke_check(runs, summary):
+    """The smoke run passes if every run succeeded and pcct and JFR both gave samples and a correlation."""
+    problems = [f"{r['workload']}/{r['config']} failed: {r['error']}" for r in runs if not r["ok"]]
+    for config in ("pcct-10ms", "jfr-default"):
+        entry = summary.get(("demo", config))
+        if not entry or not entry.get("samples_per_cpu_s") \
+                or all(v is None for v in entry["precision_method"]):
+            problems.append(f"demo/{config}: no samples or no correlation")
+    for problem in problems:
+        log(f"smoke: {problem}")
+    log("smoke run passed" if not problems else "smoke run FAILED")
+    return not problems
+
+
+# ---------------------------------------------------------------- main
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated, from: %(default)s")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, from: %(default)s")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME=pcct:OPTS|NAME=jfr:SETTINGS",
+                        help="add a configuration (pcct options separated by ';')")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--demo-seconds", type=int, default=15)
+    parser.add_argument("--groundtruth-seconds", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="demo for 3 s with base, pcct-10ms and jfr-default, 2 rounds (two are needed for one "
+                             "correlation); checks every run succeeded and pcct and JFR gave samples and a "
+                             "precision; under a minute after the release build")
+    parser.add_argument("--record", action="store_true", help="replace the harness block in BENCHMARKS.md")
+    parser.add_argument("--summarise-only", metavar="JSONL", help="summarise a results.jsonl without running")
+    parser.add_argument("--no-build", action="store_true", help="do not run cargo build --release first")
+    args = parser.parse_args()
+    if args.smoke:
+        for key, value in SMOKE.items():
+            setattr(args, key, value)
+    return args
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workloads", default="javac,h2,demo")
-    parser.add_argument("--configs", default=",".join(CONFIGS))
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--demo-seconds", type=int, default=15)
-    parser.add_argument("--smoke", action="store_true", help="1 round, demo only, base and pcct at 10 ms, 3 s")
-    parser.add_argument("--record", action="store_true", help="write the tables into BENCHMARKS.md")
-    parser.add_argument("--seed", type=int, default=None)
-    args = parser.parse_args()
-    if args.smoke:
-        args.workloads, args.configs, args.rounds, args.demo_seconds = "demo", "base,pcct-10ms", 2, 3
+    args = parse_args()
+    if args.summarise_only:
+        report(args.summarise_only, args.record)
+        return
     workloads = args.workloads.split(",")
-    configs = args.configs.split(",")
-    for config in configs:
-        if config not in CONFIGS:
-            raise SystemExit(f"unknown configuration {config}; known: {', '.join(CONFIGS)}")
-    if "base" not in configs:
-        configs.insert(0, "base")
-    run(["cargo", "build", "--release", "-q", "-p", "pcct-agent", "-p", "pcct-cli"], cwd=ROOT)
-    WORK.mkdir(parents=True, exist_ok=True)
-    setups = {}
     for workload in workloads:
-        if workload == "demo":
-            setups[workload] = setup_demo(args.demo_seconds)
-        elif workload == "javac":
-            setups[workload] = setup_javac(args.smoke)
-        elif workload == "h2":
-            setups[workload] = setup_h2()
-        else:
-            raise SystemExit(f"unknown workload {workload}")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out_dir = RESULTS / stamp
+        if workload not in WORKLOADS:
+            raise SystemExit(f"unknown workload {workload}; known: {', '.join(WORKLOADS)}")
+    configs = resolve_configs(args.configs.split(","), args.define)
+    if not args.no_build:
+        run(["cargo", "build", "--release", "-q", "-p", "pcct-agent", "-p", "pcct-cli"], cwd=ROOT)
+    for binary in (AGENT, PCCT):
+        if not binary.exists():
+            raise SystemExit(f"{binary} is missing: cargo build --release -p pcct-agent -p pcct-cli")
+
+    ensure_jdk()
+    WORK.mkdir(parents=True, exist_ok=True)
+    classes = Path(tempfile.mkdtemp(prefix="pcct-bench-classes-"))
+    atexit.register(shutil.rmtree, classes, True)
+    compile_java([HERE / "JfrStacks.java", ROOT / "demo" / "Demo.java", ROOT / "tests" / "java" / "GroundTruth.java"],
+                 classes)
+    setups = {workload: WORKLOADS[workload](args, classes) for workload in workloads}
+
+    out_dir = RESULTS / time.strftime("%Y%m%d-%H%M%S")
     out_dir.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(args.seed)
+    jsonl = out_dir / "results.jsonl"
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    append_jsonl(jsonl, machine_meta(args, seed, workloads, configs))
+    log(f"results: {jsonl}")
+    rng = random.Random(seed)
     results = []
-    for round_index in range(args.rounds):
-        order = [(w, c) for w in workloads for c in configs]
-        rng.shuffle(order)
-        for workload, config in order:
-            base = out_dir / f"{workload}-{config}-r{round_index}"
-            result = one_run(workload, setups[workload], config, base)
-            result.update({"workload": workload, "config": config, "round": round_index})
-            results.append(result)
-            log(f"round {round_index + 1}/{args.rounds} {workload:6} {config:17} wall {result['wall']:6.2f} s  cpu {result['cpu']:6.2f} s")
-    summary = summarise(results, workloads, configs)
-    java_version = subprocess.run([str(JAVA), "-version"], capture_output=True, text=True).stderr.splitlines()[1]
-    meta = {
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{os.cpu_count()} vCPUs",
-        "java": java_version.strip(),
-        "rounds": args.rounds,
-        "command": "benches/jvm/harness.py " + " ".join(sys.argv[1:]),
-    }
-    (out_dir / "results.json").write_text(json.dumps({"meta": meta, "runs": results, "summary": summary}, indent=1))
-    text = markdown(summary, workloads, configs, meta)
-    print(text)
-    if args.record:
-        record(text)
-    if args.smoke:
-        # The smoke run checks the harness end to end: the pcct run must have
-        # produced a profile with samples and correlations.
-        entry = summary["demo/pcct-10ms"]
-        assert entry["counters"]["samples"] > 0, entry
-        assert entry.get("precision_method") is not None, entry
-        log("smoke run passed")
+    try:
+        for round_index in range(args.rounds):
+            order = [(w, c) for w in workloads for c in configs]
+            rng.shuffle(order)
+            for workload, config in order:
+                timeout_s = timeout_for(workload, setups[workload], results)
+                record = one_run(workload, setups[workload], config, configs[config],
+                                 out_dir / f"{workload}-{config}-r{round_index}", timeout_s, classes)
+                record["round"] = round_index
+                append_jsonl(jsonl, record)
+                results.append(record)
+                status = "ok" if record["ok"] else f"FAILED: {record['error']}"
+                log(f"round {round_index + 1}/{args.rounds} {workload:11} {config:17} wall {record['wall_s']:6.2f} s "
+                    f"cpu {record['cpu_s']:6.2f} s  {status}")
+    except KeyboardInterrupt:
+        log(f"interrupted; the finished runs are in {jsonl} (summarise them with --summarise-only {jsonl})")
+        raise
+    _, runs, summary = report(jsonl, args.record)
+    if args.smoke and not smoke_check(runs, summary):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
