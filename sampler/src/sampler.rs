@@ -213,6 +213,7 @@ impl<'r> Sampler<'r> {
             if let Some(mut profile) = shared.profile.try_lock() {
                 profile.tree.purge_if_due(Instant::now());
             }
+            shared.drained_at_ns.store(now_ns(), Ordering::Release);
             shared.drained_tick.store(self.tick, Ordering::Release);
             return;
         }
@@ -248,6 +249,7 @@ impl<'r> Sampler<'r> {
         profile.tree.purge_if_due(Instant::now());
         self.pending = pending;
         self.pending.clear();
+        shared.drained_at_ns.store(now_ns(), Ordering::Release);
         shared.drained_tick.store(self.tick, Ordering::Release);
         shared.counters.drain_time.observe(now_ns() - start);
     }

@@ -118,6 +118,8 @@ pub struct Shared {
     /// that tick is in the profile (answers are at most one interval plus
     /// the drain behind).
     pub drained_tick: AtomicU64,
+    /// When that drain completed (CLOCK_MONOTONIC nanoseconds; 0: never).
+    pub drained_at_ns: AtomicU64,
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
@@ -135,6 +137,7 @@ impl Shared {
             started: Instant::now(),
             finished: AtomicBool::new(false),
             drained_tick: AtomicU64::new(0),
+            drained_at_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
         })
     }

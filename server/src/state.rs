@@ -78,6 +78,9 @@ pub struct ProfileHeader {
     pub tick: u64,
     pub drained_tick: u64,
     pub interval_ns: u64,
+    /// How long ago that drain completed: the answer holds every sample
+    /// signalled up to one interval before then (null before the first drain).
+    pub drained_ago_ns: Option<u64>,
 }
 
 impl AppState {
@@ -99,6 +102,10 @@ impl AppState {
             tick: self.shared.counters.ticks.load(Ordering::Relaxed),
             drained_tick: self.shared.drained_tick.load(Ordering::Acquire),
             interval_ns: self.shared.control.interval().as_nanos() as u64,
+            drained_ago_ns: match self.shared.drained_at_ns.load(Ordering::Acquire) {
+                0 => None,
+                at => Some(pcct_sampler::timer::now_ns().saturating_sub(at)),
+            },
         }
     }
 }
