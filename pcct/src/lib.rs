@@ -96,11 +96,10 @@
 //!   64-byte node plus a 72-byte edge), which misses the 128-byte goal. An
 //!   arena of a given size holds 1.5 times as many contexts.
 //! - **Update time:** the reference variant is faster on the micro
-//!   benchmark (depth 64: 39 vs 48 ns with no new frame, 48 vs 60 ns with
-//!   two, 240 vs 356 ns with all 64 new), partly because it keeps no
-//!   hot-method counters or totals (about 5 ns of ours). Both are far
-//!   below the 150 ns goal, and an update costs far less than the signal
-//!   and stack walk that produced it.
+//!   benchmark by 7-16 ns per update at depth 64, partly because it keeps
+//!   no hot-method counters or totals (numbers in `BENCHMARKS.md`, measured
+//!   together). Both are small beside the signal and stack walk that
+//!   produced the sample.
 //! - **Sharing:** a tree of indices is `Send` and `Clone`, so the sampler
 //!   thread owns it behind a mutex that the HTTP server locks briefly. A tree
 //!   of `&'bump Cell<..>` links is neither `Send` nor `Sync`: every answer
