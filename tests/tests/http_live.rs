@@ -160,9 +160,20 @@ per_jdk! {
             (consecutive.len() >= 20).then_some(())
         })
         .unwrap_or_else(|| panic!("JDK {}: {} consecutive filtered samples of the parked thread {parked} within {SOON:?}", jdk.major, consecutive.len()));
-        // Once spinning, the busy thread is never checksum-filtered.
+        // Once spinning, the busy thread is never checksum-filtered while it
+        // runs. It may still be stopped for a while (a safepoint for JIT
+        // compilation or GC, or descheduled on a loaded machine: 9-16 µs of
+        // CPU in a 1 ms interval was seen in CI); a sample filtered then
+        // used less CPU than the handler's has-it-run threshold (the idle
+        // share of the interval, 100 µs here) plus one stack walk, far less
+        // than the ~1 ms a running thread uses per interval.
         assert!(busy_spinning, "JDK {}: the busy thread {busy} was never seen spinning", jdk.major);
-        assert!(busy_filtered.is_empty(), "the busy thread {busy} was filtered while spinning: {busy_filtered:#?}");
+        let filtered_while_running: Vec<&Value> =
+            busy_filtered.iter().filter(|s| u64_at(s, "/cpu_delta_ns") >= 500_000).collect();
+        assert!(
+            filtered_while_running.is_empty(),
+            "the busy thread {busy} was filtered although it ran: {filtered_while_running:#?}"
+        );
         for (previous, sample) in &consecutive {
             assert_eq!(sample["depth"], 0, "a filtered sample is not walked: {sample}");
             assert_eq!(sample["top_frames"], json!([]), "a filtered sample is not walked: {sample}");
@@ -192,15 +203,24 @@ per_jdk! {
         let busy_frames: Vec<&Value> =
             records.iter().filter(|s| u64_at(s, "/tid") == busy && s["outcome"]["kind"] == "recorded").collect();
         assert!(!busy_frames.is_empty(), "no recorded sample of the busy thread: {page}");
-        for sample in busy_frames {
+        // Leaf first: nearly every sample is in alpha or gamma called from
+        // busy; a few land in busy itself (between the calls, or while a call
+        // is resolved or compiled early in the run: seen once in CI).
+        let mut in_spin_loops = 0;
+        for sample in &busy_frames {
             let frames = displays(&sample["top_frames"], "");
-            assert!(
-                frames.len() >= 2 && ["LiveTarget.alpha", "LiveTarget.gamma"].contains(&frames[0].as_str())
-                    && frames[1] == "LiveTarget.busy",
-                "busy thread's top frames: {sample}"
-            );
+            let spinning = frames.len() >= 2
+                && ["LiveTarget.alpha", "LiveTarget.gamma"].contains(&frames[0].as_str())
+                && frames[1] == "LiveTarget.busy";
+            assert!(spinning || frames.first().map(String::as_str) == Some("LiveTarget.busy"), "busy thread's top frames: {sample}");
+            in_spin_loops += usize::from(spinning);
             assert!(u64_at(sample, "/depth") >= frames.len() as u64);
         }
+        assert!(
+            in_spin_loops * 10 >= busy_frames.len() * 9,
+            "only {in_spin_loops} of {} recorded samples of the busy thread are in alpha or gamma",
+            busy_frames.len()
+        );
         finish(served, &fixture);
     }
 }
