@@ -39,6 +39,9 @@ pub struct Options {
     pub signal: i32,
     /// `spin`: most time the timer spins before a tick, 0 to 200us (default 20us).
     pub max_spin: Duration,
+    /// `jitter`: gaps between ticks are drawn from (1 - jitter)..(1 + jitter)
+    /// intervals, 0..=0.9 (default 0.5; 0: strictly periodic).
+    pub jitter: f64,
     /// `recent`: raw samples kept for /api/samples, 16..=1000000 (default 4096).
     pub recent: usize,
     /// `hot`: elements each hot list keeps sorted, 16..=100000 (default 1024).
@@ -88,6 +91,7 @@ impl Default for Options {
             idle_share: 0.1,
             signal: libc::SIGPROF,
             max_spin: Duration::from_micros(20),
+            jitter: 0.5,
             recent: 4096,
             hot_list: 1024,
             methods_limit: 32 << 20,
@@ -137,6 +141,7 @@ pub const KEYS: &[&str] = &[
     "idle",
     "signal",
     "spin",
+    "jitter",
     "recent",
     "hot",
     "methods",
@@ -279,6 +284,11 @@ impl Options {
                     .filter(|d| *d <= Duration::from_micros(200))
                     .ok_or_else(|| bad("spin must be a duration from 0us to 200us"))?
             }
+            "jitter" => {
+                self.jitter = parse_ranged(value, 0.0, 0.9).ok_or_else(|| {
+                    bad("jitter must be a number from 0 to 0.9, such as 0.5 (0: strictly periodic ticks)")
+                })?
+            }
             "recent" => {
                 self.recent = parse_ranged(value, 16, 1_000_000)
                     .ok_or_else(|| bad("recent must be a whole number from 16 to 1000000"))?
@@ -375,6 +385,7 @@ impl Options {
             idle_share: self.idle_share,
             signal: self.signal,
             max_spin: self.max_spin,
+            jitter: self.jitter,
             recent_capacity: self.recent,
             exclude_after_failures: 64,
             methods_limit: self.methods_limit,

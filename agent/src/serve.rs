@@ -20,6 +20,7 @@ fn settings(agent: &Agent) -> serde_json::Value {
         "idle": o.idle_share,
         "signal": pcct_sampler::signal::signal_name(o.signal),
         "spin_ns": o.max_spin.as_nanos() as u64,
+        "jitter": o.jitter,
         "recent": o.recent,
         "hot": o.hot_list,
         "methods_bytes": o.methods_limit,

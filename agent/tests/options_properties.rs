@@ -30,6 +30,7 @@ fn assert_in_range(options: &Options) -> Result<(), TestCaseError> {
     prop_assert!((64 << 10..=16usize << 30).contains(&options.arena_bytes));
     prop_assert!((0.0..=1.0).contains(&options.idle_share));
     prop_assert!(options.max_spin <= Duration::from_micros(200));
+    prop_assert!((0.0..=0.9).contains(&options.jitter));
     prop_assert!((16..=1_000_000).contains(&options.recent));
     prop_assert!((16..=100_000).contains(&options.hot_list));
     prop_assert!((256 << 10..=4usize << 30).contains(&options.methods_limit));

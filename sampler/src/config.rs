@@ -64,6 +64,9 @@ pub struct SamplerConfig {
     pub signal: i32,
     /// Cap of the busy-wait spin (0: sleep only).
     pub max_spin: Duration,
+    /// Gaps between ticks are drawn from `(1 - jitter) .. (1 + jitter)`
+    /// intervals, against aliasing with periodic programs (0: periodic).
+    pub jitter: f64,
     /// Recent samples kept for `/api/samples`.
     pub recent_capacity: usize,
     /// Stop sampling a thread after this many consecutive failed walks when
@@ -84,6 +87,7 @@ impl Default for SamplerConfig {
             idle_share: 0.1,
             signal: libc::SIGPROF,
             max_spin: Duration::from_micros(20),
+            jitter: 0.5,
             recent_capacity: 4096,
             exclude_after_failures: 64,
             methods_limit: 32 << 20,

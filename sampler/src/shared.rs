@@ -115,8 +115,8 @@ pub struct Shared {
     /// Set when the sampler thread has returned.
     pub finished: AtomicBool,
     /// The tick whose drain last completed: every sample signalled before
-    /// that tick is in the profile (answers are at most one interval plus
-    /// the drain behind).
+    /// that tick is in the profile (answers are at most one tick gap, up to
+    /// 1 + `jitter` intervals, plus the drain behind).
     pub drained_tick: AtomicU64,
     /// When that drain completed (CLOCK_MONOTONIC nanoseconds; 0: never).
     pub drained_at_ns: AtomicU64,

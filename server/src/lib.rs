@@ -8,7 +8,8 @@
 //! It must never call into the JVM, and never hold the profile lock longer
 //! than it takes to copy an answer out: the sampler waits for that lock at
 //! most half an interval (see `pcct_sampler::shared`). Answers are at most
-//! one sampling interval plus one drain old: every JSON answer carries the
+//! one tick gap (an interval, up to 1 + `jitter` intervals) plus one drain
+//! old: every JSON answer carries the
 //! sampler's current tick and the last tick it drained.
 
 pub mod auth;

@@ -79,7 +79,7 @@ pub struct ProfileHeader {
     pub drained_tick: u64,
     pub interval_ns: u64,
     /// How long ago that drain completed: the answer holds every sample
-    /// signalled up to one interval before then (null before the first drain).
+    /// signalled up to one tick gap before then (null before the first drain).
     pub drained_ago_ns: Option<u64>,
 }
 
