@@ -434,6 +434,9 @@ mod tests {
             ("format=xml,file=a", "format"),
             ("format=json", "format"),
             ("signal=SIGSEGV", "signal"),
+            ("jitter=1", "jitter"),
+            ("jitter=-0.1", "jitter"),
+            ("jitter=NaN", "jitter"),
             ("novalue", "novalue"),
         ] {
             let error = Options::parse(text).unwrap_err();
