@@ -9,10 +9,11 @@ import java.util.concurrent.CountDownLatch;
  *                     System.exit(<code>) at the same moment
  *   term              runs until the JVM is killed with SIGTERM (exit 143)
  *
- * Either way it exits 3 after 60 s (a safety net; tests have shorter
- * deadlines). Prints "ready" once the workers run.
+ * Either way it exits 3 after <limit> seconds (a safety net, default 60;
+ * tests pass a limit beyond their own deadline, which a soak run stretches).
+ * Prints "ready" once the workers run.
  *
- * Usage: java ExitRace exit <ms> <code> | java ExitRace term.
+ * Usage: java ExitRace exit <ms> <code> [limit] | java ExitRace term [limit].
  */
 public class ExitRace {
     static volatile long sink;
@@ -31,6 +32,8 @@ public class ExitRace {
     }
 
     public static void main(String[] args) throws Exception {
+        int limitArg = args[0].equals("exit") ? 3 : 1;
+        final long limitMs = args.length > limitArg ? Long.parseLong(args[limitArg]) * 1000 : 60_000;
         for (int i = 0; i < 4; i++) {
             final long seed = i + 1;
             daemon("exit-worker-" + i, () -> {
@@ -57,7 +60,7 @@ public class ExitRace {
         });
         daemon("exit-safety-net", () -> {
             try {
-                Thread.sleep(60_000);
+                Thread.sleep(limitMs);
             } catch (InterruptedException e) {
                 return;
             }

@@ -37,6 +37,12 @@ fn agent_options(fixture: &Fixture) -> String {
     )
 }
 
+/// ExitRace's own time limit for a run whose load lasts `load` seconds:
+/// beyond every deadline the test sets, so only a hang reaches it.
+fn safety_net_seconds(load: f64) -> String {
+    (deadline_for(load).as_secs() + 60).to_string()
+}
+
 per_jdk! {
     fn system_exit_from_many_threads_with_http_in_flight(jdk) {
         let later = (load_seconds(0.5) * 1000.0) as u64;
@@ -46,6 +52,7 @@ per_jdk! {
                 .arg("exit")
                 .arg(delay_ms.to_string())
                 .arg("7")
+                .arg(safety_net_seconds(load_seconds(0.5)))
                 .agent(agent_options(&fixture))
                 .spawn();
             // The server may come up after the exit began: then nobody queries it.
@@ -73,7 +80,11 @@ per_jdk! {
 per_jdk! {
     fn sigterm_with_http_in_flight(jdk) {
         let fixture = Fixture::new("stress-sigterm");
-        let mut jvm = Jvm::new(jdk, &fixture, "ExitRace").arg("term").agent(agent_options(&fixture)).spawn();
+        let mut jvm = Jvm::new(jdk, &fixture, "ExitRace")
+            .arg("term")
+            .arg(safety_net_seconds(load_seconds(1.0)))
+            .agent(agent_options(&fixture))
+            .spawn();
         jvm.wait_for_stdout_line("ready", deadline_for(0.0));
         let address = wait_for_addr_file(&fixture.path("addr"), deadline_for(0.0));
         let hammer = Hammer::start(address, BUSY_ROUTES, 3, None);
