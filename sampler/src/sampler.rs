@@ -128,11 +128,8 @@ impl<'r> Sampler<'r> {
     /// more so that every sample taken is in the profile.
     pub fn run(&mut self) {
         signal::block_in_current_thread(self.shared.config.signal);
-        let mut timer = BusyWaitTimer::with_jitter(
-            self.shared.control.interval(),
-            self.shared.config.max_spin,
-            self.shared.config.jitter,
-        );
+        let mut timer =
+            BusyWaitTimer::new(self.shared.control.interval(), self.shared.config.max_spin, self.shared.config.jitter);
         let mut handler_checked = Instant::now();
         while !self.shared.control.stop_requested() {
             if handler_checked.elapsed() >= HANDLER_CHECK_PERIOD {

@@ -89,17 +89,12 @@ fn sleep_until(deadline_ns: u64) {
 }
 
 impl BusyWaitTimer {
-    /// A strictly periodic timer whose first deadline is one interval from
-    /// now. Call on the thread that will wait: it lowers that thread's timer
-    /// slack.
-    pub fn new(interval: Duration, max_spin: Duration) -> BusyWaitTimer {
-        BusyWaitTimer::with_jitter(interval, max_spin, 0.0)
-    }
-
     /// A timer whose gaps between deadlines are drawn uniformly from
     /// `(1 - jitter) .. (1 + jitter)` intervals (`jitter` is clamped to
-    /// 0..=0.9); the first deadline is one such gap from now.
-    pub fn with_jitter(interval: Duration, max_spin: Duration, jitter: f64) -> BusyWaitTimer {
+    /// 0..=0.9; 0: strictly periodic); the first deadline is one such gap
+    /// from now. Call on the thread that will wait: it lowers that thread's
+    /// timer slack.
+    pub fn new(interval: Duration, max_spin: Duration, jitter: f64) -> BusyWaitTimer {
         // SAFETY: PR_SET_TIMERSLACK changes only the calling thread's slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
         let interval_ns = (interval.as_nanos() as u64).max(10_000);
@@ -189,7 +184,7 @@ mod tests {
     fn ticks_keep_their_period_and_report_lateness() {
         let interval = Duration::from_millis(2);
         let start = now_ns();
-        let mut timer = BusyWaitTimer::new(interval, Duration::from_micros(50));
+        let mut timer = BusyWaitTimer::new(interval, Duration::from_micros(50), 0.0);
         let mut missed = 0;
         for _ in 0..49 {
             missed += timer.wait().missed;
@@ -205,7 +200,7 @@ mod tests {
     #[test]
     fn jittered_gaps_stay_in_range_and_average_one_interval() {
         let interval = Duration::from_millis(10);
-        let mut timer = BusyWaitTimer::with_jitter(interval, Duration::ZERO, 0.5);
+        let mut timer = BusyWaitTimer::new(interval, Duration::ZERO, 0.5);
         let gaps: Vec<u64> = (0..20_000).map(|_| timer.next_gap_ns()).collect();
         assert!(gaps.iter().all(|&g| (5_000_000..=15_000_000).contains(&g)), "a gap outside 5..15 ms");
         let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
@@ -225,13 +220,13 @@ mod tests {
 
     #[test]
     fn no_jitter_is_strictly_periodic() {
-        let mut timer = BusyWaitTimer::with_jitter(Duration::from_millis(3), Duration::ZERO, 0.0);
+        let mut timer = BusyWaitTimer::new(Duration::from_millis(3), Duration::ZERO, 0.0);
         assert!((0..100).all(|_| timer.next_gap_ns() == 3_000_000));
     }
 
     #[test]
     fn spinning_can_be_turned_off() {
-        let mut timer = BusyWaitTimer::new(Duration::from_millis(1), Duration::ZERO);
+        let mut timer = BusyWaitTimer::new(Duration::from_millis(1), Duration::ZERO, 0.0);
         assert_eq!(timer.spin_window_ns(), 0);
         timer.wait();
     }

@@ -33,7 +33,7 @@ public class ExitRace {
 
     public static void main(String[] args) throws Exception {
         int limitArg = args[0].equals("exit") ? 3 : 1;
-        final long limitMs = args.length > limitArg ? Long.parseLong(args[limitArg]) * 1000 : 60_000;
+        final long limitMs = args.length > limitArg ? (long) (Double.parseDouble(args[limitArg]) * 1000) : 60_000;
         for (int i = 0; i < 4; i++) {
             final long seed = i + 1;
             daemon("exit-worker-" + i, () -> {

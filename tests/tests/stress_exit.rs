@@ -12,8 +12,8 @@
 use std::time::{Duration, Instant};
 
 use pcct_tests::stress::{
-    assert_exit_code, deadline_for, kill, load_seconds, profile_json, status, status_counter, wait_for_addr_file,
-    Hammer, BUSY_ROUTES,
+    arg_seconds, assert_exit_code, deadline_for, kill, load_seconds, profile_json, status, status_counter,
+    wait_for_addr_file, Hammer, BUSY_ROUTES,
 };
 use pcct_tests::{per_jdk, poll_until, Finished, Fixture, Jdk, Jvm, Profile};
 
@@ -40,7 +40,7 @@ fn agent_options(fixture: &Fixture) -> String {
 /// ExitRace's own time limit for a run whose load lasts `load` seconds:
 /// beyond every deadline the test sets, so only a hang reaches it.
 fn safety_net_seconds(load: f64) -> String {
-    (deadline_for(load).as_secs() + 60).to_string()
+    arg_seconds(deadline_for(load).as_secs_f64() + 60.0)
 }
 
 per_jdk! {
