@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -60,6 +60,8 @@ pub struct Slot {
     /// The thread's JNIEnv (AsyncGetCallTrace's `env_id`); may be a stand-in
     /// for threads discovered without one (see `register`).
     pub(crate) env: AtomicPtr<c_void>,
+    /// How the thread was registered ([`ThreadOrigin`] as a byte).
+    pub(crate) origin: AtomicU8,
     pub(crate) frames: AtomicPtr<CallFrame>,
     pub(crate) capacity: AtomicU32,
     /// Checksum of the registers at the thread's previous signal (0: none).
@@ -84,6 +86,7 @@ impl Slot {
             generation: AtomicU32::new(0),
             tid: AtomicI32::new(0),
             env: AtomicPtr::new(std::ptr::null_mut()),
+            origin: AtomicU8::new(0),
             frames: AtomicPtr::new(std::ptr::null_mut()),
             capacity: AtomicU32::new(0),
             last_checksum: AtomicU64::new(0),
@@ -109,12 +112,23 @@ pub(crate) static HIGH_WATER: AtomicUsize = AtomicUsize::new(0);
 
 /// How a thread came to be registered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum ThreadOrigin {
     /// A JVMTI ThreadStart event (or VMInit for the main thread): the
     /// thread's own JNIEnv is known.
     Started,
     /// Found in `/proc/self/task` (late attach, or started before VMInit).
     Discovered,
+}
+
+impl ThreadOrigin {
+    fn from_u8(value: u8) -> ThreadOrigin {
+        if value == ThreadOrigin::Discovered as u8 {
+            ThreadOrigin::Discovered
+        } else {
+            ThreadOrigin::Started
+        }
+    }
 }
 
 /// Identifies a registered thread: its slot and the registration generation.
@@ -125,13 +139,23 @@ pub struct ThreadKey {
 }
 
 struct RegistryInner {
+    /// The registration of each tid. An entry may be stale (its slot was
+    /// retired by the sampler, which never takes this lock): readers check
+    /// it with [`is_current`], and the next registration of the tid replaces it.
     by_tid: HashMap<i32, ThreadKey>,
-    origin: HashMap<usize, ThreadOrigin>,
-    free: Vec<usize>,
+    /// Where the next search for a FREE slot starts.
+    next_free: usize,
     depth: usize,
 }
 
 /// Registration and retirement of threads (never called from a handler).
+///
+/// Its mutex is taken only by registering and retiring threads (JVMTI
+/// ThreadStart/ThreadEnd, discovery) and by readers of the tid map; the
+/// sampler thread never takes it: it frees retired slots (RETIRED -> FREE)
+/// and retires vanished discovered threads with atomics alone, so a thread
+/// holding the lock (a ThreadStart storm, a registrant descheduled while it
+/// allocates a frame buffer) can never stall a tick.
 pub struct Registry {
     inner: Mutex<RegistryInner>,
     /// Registrations so far, and registrations ended (retired); their
@@ -145,12 +169,7 @@ impl Registry {
     /// A registry whose threads get frame buffers of `depth` frames.
     pub fn new(depth: usize) -> Registry {
         Registry {
-            inner: Mutex::new(RegistryInner {
-                by_tid: HashMap::new(),
-                origin: HashMap::new(),
-                free: Vec::new(),
-                depth,
-            }),
+            inner: Mutex::new(RegistryInner { by_tid: HashMap::new(), next_free: 0, depth }),
             registered_total: AtomicU64::new(0),
             ended_total: AtomicU64::new(0),
         }
@@ -163,19 +182,9 @@ impl Registry {
     pub fn register(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin) -> Result<ThreadKey> {
         let mut inner = self.inner.lock();
         if let Some(old) = inner.by_tid.remove(&tid) {
-            retire_slot(old);
-            self.ended_total.fetch_add(1, Ordering::Relaxed);
+            self.count_end(retire_slot(old));
         }
-        let index = match inner.free.pop() {
-            Some(index) => index,
-            None => {
-                let next = HIGH_WATER.load(Ordering::Acquire);
-                if next >= MAX_THREADS {
-                    return Err(SamplerError::TooManyThreads { limit: MAX_THREADS });
-                }
-                next
-            }
-        };
+        let index = inner.claim_free_slot()?;
         let slot = &SLOTS[index];
         let needed = inner.depth + 1;
         if (slot.capacity.load(Ordering::Relaxed) as usize) < needed {
@@ -191,6 +200,7 @@ impl Registry {
         }
         slot.tid.store(tid, Ordering::Relaxed);
         slot.env.store(env, Ordering::Relaxed);
+        slot.origin.store(origin as u8, Ordering::Relaxed);
         slot.last_checksum.store(0, Ordering::Relaxed);
         slot.last_cpu_ns.store(0, Ordering::Relaxed);
         slot.requested_cpu_ns.store(0, Ordering::Relaxed);
@@ -203,7 +213,6 @@ impl Registry {
         }
         let key = ThreadKey { slot: index, generation };
         inner.by_tid.insert(tid, key);
-        inner.origin.insert(index, origin);
         self.registered_total.fetch_add(1, Ordering::Relaxed);
         Ok(key)
     }
@@ -212,11 +221,7 @@ impl Registry {
     pub fn retire(&self, tid: i32) -> bool {
         let mut inner = self.inner.lock();
         match inner.by_tid.remove(&tid) {
-            Some(key) => {
-                retire_slot(key);
-                self.ended_total.fetch_add(1, Ordering::Relaxed);
-                true
-            }
+            Some(key) => self.count_end(retire_slot(key)),
             None => false,
         }
     }
@@ -224,45 +229,48 @@ impl Registry {
     /// Retires the registration `key` if it is still the current one, for
     /// threads that end without a ThreadEnd (threads found in
     /// `/proc/self/task`): the sampler calls it when it finds the thread
-    /// gone. Unlike [`Registry::retire`] it cannot retire a newer thread
-    /// that reused the tid in the meantime.
+    /// gone. Lock-free (the tid's map entry goes stale, see
+    /// [`RegistryInner::by_tid`]); it cannot retire a newer thread that
+    /// reused the slot, whose generation differs.
     pub(crate) fn retire_key(&self, key: ThreadKey) -> bool {
-        let mut inner = self.inner.lock();
-        let tid = SLOTS[key.slot].tid.load(Ordering::Relaxed);
-        if inner.by_tid.get(&tid) != Some(&key) {
-            return false;
-        }
-        inner.by_tid.remove(&tid);
-        retire_slot(key);
-        self.ended_total.fetch_add(1, Ordering::Relaxed);
-        true
+        self.count_end(retire_slot(key))
     }
 
-    /// Returns a retired slot to the free list (sampler only).
-    pub(crate) fn release(&self, slot: usize) {
-        if SLOTS[slot].cas_state(RETIRED, FREE) {
-            let mut inner = self.inner.lock();
-            inner.origin.remove(&slot);
-            inner.free.push(slot);
+    /// Returns a retired slot to the free list (sampler only; lock-free: a
+    /// registration finds FREE slots by looking).
+    pub(crate) fn release(&self, slot: usize) -> bool {
+        SLOTS[slot].cas_state(RETIRED, FREE)
+    }
+
+    fn count_end(&self, retired: bool) -> bool {
+        if retired {
+            self.ended_total.fetch_add(1, Ordering::Relaxed);
         }
+        retired
     }
 
     /// The key of a registered tid.
     pub fn key_of(&self, tid: i32) -> Option<ThreadKey> {
-        self.inner.lock().by_tid.get(&tid).copied()
+        self.inner.lock().by_tid.get(&tid).copied().filter(is_current)
     }
 
+    /// How the thread in `slot` was registered (read without a lock).
     pub fn origin(&self, slot: usize) -> Option<ThreadOrigin> {
-        self.inner.lock().origin.get(&slot).copied()
+        let slot = SLOTS.get(slot)?;
+        match slot.state.load(Ordering::Acquire) {
+            FREE | RETIRED => None,
+            _ => Some(ThreadOrigin::from_u8(slot.origin.load(Ordering::Relaxed))),
+        }
     }
 
     /// Registered thread ids.
     pub fn tids(&self) -> Vec<i32> {
-        self.inner.lock().by_tid.keys().copied().collect()
+        self.inner.lock().by_tid.iter().filter(|(_, key)| is_current(key)).map(|(&tid, _)| tid).collect()
     }
 
+    /// Threads registered now.
     pub fn registered(&self) -> usize {
-        self.inner.lock().by_tid.len()
+        self.registered_total().saturating_sub(self.ended_total()) as usize
     }
 
     /// Threads registered so far (every registration, reused tids included).
@@ -277,21 +285,50 @@ impl Registry {
     }
 }
 
+impl RegistryInner {
+    /// A FREE slot for a registration: the first one found from where the
+    /// last search ended, else a slot never used. Only registrations (which
+    /// hold the registry's lock) move a slot out of FREE, so the slot found
+    /// stays FREE until the caller takes it.
+    fn claim_free_slot(&mut self) -> Result<usize> {
+        let high = HIGH_WATER.load(Ordering::Acquire);
+        let found = (0..high)
+            .map(|offset| (self.next_free + offset) % high)
+            .find(|&index| SLOTS[index].state.load(Ordering::Acquire) == FREE);
+        let index = match found {
+            Some(index) => index,
+            None if high < MAX_THREADS => high,
+            None => return Err(SamplerError::TooManyThreads { limit: MAX_THREADS }),
+        };
+        self.next_free = index + 1;
+        Ok(index)
+    }
+}
+
+/// Whether `key` is still its slot's registration (not retired, not reused).
+fn is_current(key: &ThreadKey) -> bool {
+    let slot = &SLOTS[key.slot];
+    slot.generation.load(Ordering::Acquire) == key.generation
+        && !matches!(slot.state.load(Ordering::Acquire), FREE | RETIRED)
+}
+
 /// Moves a slot of `key` to RETIRED, waiting out a drain in progress.
-fn retire_slot(key: ThreadKey) {
+/// Returns whether this call retired it (false: already retired, freed or
+/// reused), so every registration's end is counted once.
+fn retire_slot(key: ThreadKey) -> bool {
     let slot = &SLOTS[key.slot];
     if slot.generation.load(Ordering::Acquire) != key.generation {
-        return;
+        return false;
     }
     loop {
         let state = slot.state.load(Ordering::Acquire);
         match state {
-            FREE | RETIRED => return,
+            FREE | RETIRED => return false,
             // The sampler is copying this slot's frames: it finishes in microseconds.
             DRAINING | IN_HANDLER => std::thread::yield_now(),
             _ => {
                 if slot.cas_state(state, RETIRED) {
-                    return;
+                    return true;
                 }
             }
         }

@@ -16,7 +16,9 @@
 //! The lock test holds every lock there is — the profile's and the recent
 //! samples' mutexes on the test thread, the registry's mutex on a thread
 //! stopped *inside* it (in the allocator, called under the lock) — and
-//! checks that handlers keep completing on the sampled thread.
+//! checks that handlers keep completing on the sampled thread, and that the
+//! sampler retires and frees the slot of a thread that vanished meanwhile
+//! (the sampler thread never takes the registry's lock).
 
 mod common;
 
@@ -205,7 +207,25 @@ fn handlers_complete_while_every_lock_is_held() {
         })
     };
     let _tid = tid_rx.recv().expect("the target's tid");
-    wait_for("the target is sampled", Duration::from_secs(20), || AGCT_CALLS.load(Ordering::SeqCst) > 10);
+    let sampled_before = AGCT_CALLS.load(Ordering::SeqCst);
+    wait_for("the target is sampled", Duration::from_secs(20), || {
+        AGCT_CALLS.load(Ordering::SeqCst) > sampled_before + 10
+    });
+
+    // A thread registered as found in /proc/self/task (it gets no
+    // ThreadEnd) that will end while the registry's lock is held: the
+    // sampler must retire and free its slot without that lock.
+    let vanishing_pipe = Arc::new(Pipe::new());
+    let (key_tx, key_rx) = std::sync::mpsc::channel();
+    let vanishing = {
+        let (registry, pipe) = (Arc::clone(&harness.registry), Arc::clone(&vanishing_pipe));
+        std::thread::spawn(move || {
+            let key = registry.register(current_tid(), std::ptr::dangling_mut(), ThreadOrigin::Discovered);
+            key_tx.send(key.expect("register")).expect("send the key");
+            pipe.block();
+        })
+    };
+    let vanishing_key = key_rx.recv().expect("the vanishing thread's key");
 
     // The registry's mutex: a thread stops inside `Registry::tids`, in the
     // allocation it makes while holding the lock.
@@ -225,13 +245,22 @@ fn handlers_complete_while_every_lock_is_held() {
     let probe = {
         let (registry, done) = (Arc::clone(&harness.registry), Arc::clone(&probe_done));
         std::thread::spawn(move || {
-            let count = registry.registered();
+            let count = registry.key_of(gettid()).is_none();
             done.store(true, Ordering::SeqCst);
             count
         })
     };
     std::thread::sleep(Duration::from_millis(100));
     assert!(!probe_done.load(Ordering::SeqCst), "the registry's lock was not held");
+
+    // The discovered thread ends: the sampler finds it gone at a tick and
+    // retires it, then frees its slot at the next, all under the held lock.
+    let ended_before = harness.registry.ended_total();
+    vanishing_pipe.wake();
+    vanishing.join().expect("the vanishing thread");
+    wait_for("the vanished thread retired while the registry's lock is held", Duration::from_secs(20), || {
+        harness.registry.ended_total() > ended_before && harness.registry.origin(vanishing_key.slot).is_none()
+    });
 
     // The profile's and the recent samples' mutexes, on this thread.
     let profile = harness.shared.profile.lock();
@@ -252,7 +281,7 @@ fn handlers_complete_while_every_lock_is_held() {
     drop(profile);
     HOLD.store(false, Ordering::SeqCst);
     assert!(holder.join().expect("holder") >= 1);
-    assert!(probe.join().expect("probe") >= 1);
+    assert!(probe.join().expect("probe"));
     stop.store(true, Ordering::SeqCst);
     target.join().expect("target");
 }
