@@ -24,6 +24,15 @@ impl Mode {
         }
     }
 
+    /// What reports count by default in this mode (and what sorts the hot
+    /// lists of a profile recorded in it).
+    pub fn metric(self) -> pcct::Metric {
+        match self {
+            Mode::Cpu => pcct::Metric::CpuNs,
+            Mode::Wall => pcct::Metric::WallNs,
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Mode> {
         match text {
             "cpu" => Some(Mode::Cpu),

@@ -60,7 +60,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
 use crate::registers;
-use crate::slots::{IN_HANDLER, MAX_THREADS, READY, REQUESTED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
+use crate::slots::{HandlerResult, MAX_THREADS, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
 
 /// Signals that did not come from the sampler (no pcct `si_value`).
 pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
@@ -175,10 +175,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let slot = &SLOTS[index];
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
-    if slot.generation.load(Ordering::Acquire) != generation
-        || slot.tid.load(Ordering::Relaxed) != tid
-        || !slot.cas_state(REQUESTED, IN_HANDLER)
-    {
+    if !slot.enter_handler(generation, tid) {
         STALE_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
     }
@@ -201,27 +198,20 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         match agct::function() {
             None => RESULT_NO_AGCT,
             Some(async_get_call_trace) => {
-                let mut trace = CallTrace {
-                    env_id: slot.env.load(Ordering::Relaxed),
-                    num_frames: 0,
-                    frames: slot.frames.load(Ordering::Relaxed),
-                };
-                let capacity = slot.capacity.load(Ordering::Relaxed) as i32;
+                let (frames, capacity) = slot.buffer();
+                let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames };
                 // SAFETY: AsyncGetCallTrace is called on the interrupted thread
                 // with its ucontext, and writes at most `capacity` frames into
                 // the slot's buffer, which holds `capacity` frames and is used by
                 // nobody else while the slot is IN_HANDLER.
-                unsafe { async_get_call_trace(&mut trace, capacity, ucontext) };
+                unsafe { async_get_call_trace(&mut trace, capacity as i32, ucontext) };
                 trace.num_frames
             }
         }
     };
     slot.last_cpu_ns.store(clock_ns(libc::CLOCK_THREAD_CPUTIME_ID), Ordering::Relaxed);
-    let end = monotonic_ns();
-    slot.result.store(result, Ordering::Relaxed);
-    slot.checksum.store(checksum, Ordering::Relaxed);
-    slot.handler_ns.store(end.wrapping_sub(start), Ordering::Relaxed);
-    slot.state.store(READY, Ordering::Release);
+    let handler_ns = monotonic_ns().wrapping_sub(start);
+    slot.publish(HandlerResult { result, checksum, handler_ns });
 }
 
 #[cfg(test)]

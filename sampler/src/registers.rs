@@ -10,6 +10,11 @@
 //! in timed waits: values of rax that are syscall-restart artifacts are
 //! folded to one value before hashing.
 
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+compile_error!(
+    "pcct reads x86-64 Linux registers from the signal's ucontext (and HotSpot's x86-64 frames): other targets are not supported"
+);
+
 /// Registers read from a signal's `ucontext`, x86-64 only.
 pub const REGISTER_COUNT: usize = 18;
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use pcct::{Builtin, Frame, Marks, MethodId, Weight};
 
-use crate::agct::{AgctError, CallFrame};
+use crate::agct::AgctError;
 use crate::config::Mode;
 use crate::counters::Counters;
 use crate::handler;
@@ -30,10 +30,7 @@ use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
 use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
-use crate::slots::{
-    self, Registry, ThreadOrigin, DRAINING, HIGH_WATER, IDLE, READY, REQUESTED, RESULT_FILTERED, RESULT_NO_AGCT,
-    RETIRED, SLOTS,
-};
+use crate::slots::{self, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
 use crate::timer::{now_ns, BusyWaitTimer};
 
 /// Ticks a request may stay unanswered before it is withdrawn.
@@ -80,6 +77,39 @@ struct Collected {
     wall_delta: u64,
     /// (jmethodID, bci), leaf first.
     frames: Vec<(usize, i32)>,
+}
+
+/// What a collected sample is, decided before anything is recorded
+/// ([`classify`]); [`Sampler::apply`] records each kind its own way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Classification {
+    /// The register checksum matched: the thread had not run (no walk).
+    Filtered,
+    /// Filtered in wall mode: the thread's wall time is credited to its
+    /// previous leaf.
+    Credited,
+    /// The walk failed with this code (recorded under its pseudo-frame).
+    Failed(AgctError),
+    /// Walked, but the CPU clock says the thread had not run since it was
+    /// first seen (cpu mode; its first signal has no checksum to compare):
+    /// filtered like a matching checksum.
+    ZeroCpu,
+    /// Walked: recorded, under `[truncated]` when deeper than `depth`.
+    Recorded { truncated: bool },
+}
+
+/// Classifies a sample from the handler's `result` (frames written or a
+/// failure code), the CPU time since the thread's previous sample, the
+/// number of frames copied, the mode and the depth limit. Pure.
+pub(crate) fn classify(result: i32, cpu_delta: u64, frames: usize, mode: Mode, depth: usize) -> Classification {
+    match result {
+        RESULT_FILTERED if mode == Mode::Wall => Classification::Credited,
+        RESULT_FILTERED => Classification::Filtered,
+        RESULT_NO_AGCT => Classification::Failed(AgctError::Other(result)),
+        code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
+        _ if mode == Mode::Cpu && cpu_delta == 0 => Classification::ZeroCpu,
+        _ => Classification::Recorded { truncated: frames > depth },
+    }
 }
 
 pub struct Sampler<'r> {
@@ -185,10 +215,7 @@ impl<'r> Sampler<'r> {
             self.mode = mode;
             let mut profile = self.shared.profile.lock();
             let mut config = profile.tree.config().clone();
-            config.metric = match mode {
-                Mode::Cpu => pcct::Metric::CpuNs,
-                Mode::Wall => pcct::Metric::WallNs,
-            };
+            config.metric = mode.metric();
             if let Ok(tree) = pcct::Pcct::new(config) {
                 profile.tree = tree;
             }
@@ -197,7 +224,7 @@ impl<'r> Sampler<'r> {
 
     fn any_requested(&self) -> bool {
         let high = HIGH_WATER.load(Ordering::Acquire);
-        SLOTS[..high].iter().any(|slot| slot.state.load(Ordering::Acquire) == REQUESTED)
+        SLOTS[..high].iter().any(|slot| slot.state() == SlotState::Requested)
     }
 
     /// Steps 2-4 of a tick.
@@ -282,57 +309,19 @@ impl<'r> Sampler<'r> {
     fn collect(&mut self) {
         let high = HIGH_WATER.load(Ordering::Acquire);
         for (index, slot) in SLOTS[..high].iter().enumerate() {
-            match slot.state.load(Ordering::Acquire) {
-                READY => {
-                    if !slot.cas_state(READY, DRAINING) {
-                        continue;
-                    }
-                    let generation = slot.generation.load(Ordering::Acquire);
-                    let result = slot.result.load(Ordering::Relaxed);
-                    let checksum = slot.checksum.load(Ordering::Relaxed);
-                    let handler_ns = slot.handler_ns.load(Ordering::Relaxed);
-                    let mut frames = Vec::new();
-                    if result > 0 {
-                        let buffer = slot.frames.load(Ordering::Acquire);
-                        let count = (result as usize).min(slot.capacity.load(Ordering::Relaxed) as usize);
-                        // SAFETY: the slot is DRAINING, so its handler is done and
-                        // no one else touches the buffer, which holds `capacity`
-                        // frames of which the handler wrote `result`.
-                        let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer, count) };
-                        frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
-                    }
-                    slot.state.store(IDLE, Ordering::Release);
-                    self.shared.counters.handler_time.observe(handler_ns);
-                    let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == generation) else {
-                        counters_add(&self.shared.counters.samples_retired, 1);
-                        continue;
-                    };
-                    state.outstanding = false;
-                    let collected = Collected {
-                        slot: index,
-                        generation,
-                        tid: state.tid,
-                        result,
-                        checksum,
-                        cpu_delta: state.cpu_at_request.saturating_sub(state.cpu_at_sample),
-                        wall_delta: state.wall_at_request.saturating_sub(state.wall_at_sample),
-                        frames,
-                    };
-                    state.cpu_at_sample = state.cpu_at_request;
-                    state.wall_at_sample = state.wall_at_request;
-                    self.pending.push(collected);
-                }
-                RETIRED => {
+            match slot.state() {
+                SlotState::Ready => self.collect_ready(index, slot),
+                SlotState::Retired => {
                     if let Some(old) = self.threads[index].take() {
                         self.forget(old);
                     }
                     self.registry.release(index);
                 }
-                REQUESTED => {
+                SlotState::Requested => {
                     let lost = self.threads[index]
                         .as_ref()
                         .is_some_and(|state| self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS);
-                    if lost && slot.cas_state(REQUESTED, IDLE) {
+                    if lost && slot.withdraw() {
                         counters_add(&self.shared.counters.samples_lost, 1);
                         if let Some(state) = self.threads[index].as_mut() {
                             state.outstanding = false;
@@ -353,10 +342,33 @@ impl<'r> Sampler<'r> {
         counters_add(&self.shared.counters.signals_stale, stale);
     }
 
-    /// Step 4 for one sample.
+    /// Copies one READY slot's sample into `pending`, with the CPU and wall
+    /// time since the thread's previous sample.
+    fn collect_ready(&mut self, index: usize, slot: &Slot) {
+        let mut frames = Vec::new();
+        let Some(drained) = slot.drain(&mut frames) else { return };
+        self.shared.counters.handler_time.observe(drained.handler.handler_ns);
+        let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == drained.generation) else {
+            counters_add(&self.shared.counters.samples_retired, 1);
+            return;
+        };
+        state.outstanding = false;
+        self.pending.push(Collected {
+            slot: index,
+            generation: drained.generation,
+            tid: state.tid,
+            result: drained.handler.result,
+            checksum: drained.handler.checksum,
+            cpu_delta: state.cpu_at_request.saturating_sub(state.cpu_at_sample),
+            wall_delta: state.wall_at_request.saturating_sub(state.wall_at_sample),
+            frames,
+        });
+        state.cpu_at_sample = state.cpu_at_request;
+        state.wall_at_sample = state.wall_at_request;
+    }
+
+    /// Step 4 for one sample: classify it, then record it.
     fn apply(&mut self, profile: &mut crate::shared::Profile, sample: &Collected) -> SampleRecord {
-        let counters = &self.shared.counters;
-        let weight = Weight { samples: 1, cpu_ns: sample.cpu_delta, wall_ns: sample.wall_delta };
         let mut record = SampleRecord {
             seq: 0,
             time_ns: now_ns().saturating_sub(self.started_ns),
@@ -369,68 +381,94 @@ impl<'r> Sampler<'r> {
             top: [Builtin::UnknownMethod.id(); TOP_FRAMES],
             top_len: 0,
         };
-        let Some(state) = self.threads[sample.slot].as_mut().filter(|s| s.generation == sample.generation) else {
-            counters_add(&counters.samples_retired, 1);
+        let Some(mut state) = self.threads[sample.slot].take_if(|s| s.generation == sample.generation) else {
+            counters_add(&self.shared.counters.samples_retired, 1);
             record.outcome = Outcome::Retired;
             return record;
         };
-        if sample.result == RESULT_FILTERED {
-            counters_add(&counters.samples_filtered, 1);
-            record.outcome = Outcome::Filtered;
-            if self.mode == Mode::Wall && profile.tree.record_at_marked_leaf(&state.marks, weight) {
-                // The credit (wall time, and the little CPU taking the signal
-                // cost) is in the profile now.
-                counters_add(&counters.samples_wall_credited, 1);
-                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
-            } else {
-                counters_add(&counters.cpu_ns_filtered, sample.cpu_delta);
+        let depth = self.shared.config.depth;
+        let weight = Weight { samples: 1, cpu_ns: sample.cpu_delta, wall_ns: sample.wall_delta };
+        record.outcome = match classify(sample.result, sample.cpu_delta, sample.frames.len(), self.mode, depth) {
+            Classification::Filtered => self.record_filtered(sample.cpu_delta),
+            Classification::Credited => self.record_credit(profile, &state, weight),
+            Classification::Failed(error) => self.record_failure(profile, &mut state, error, weight, &mut record),
+            Classification::ZeroCpu => self.record_filtered(0),
+            Classification::Recorded { truncated } => {
+                self.record_stack(profile, &mut state, sample, truncated, weight, &mut record)
             }
-            return record;
+        };
+        self.threads[sample.slot] = Some(state);
+        record
+    }
+
+    /// A sample of a thread that had not run: counted, nothing recorded.
+    fn record_filtered(&self, cpu_delta: u64) -> Outcome {
+        counters_add(&self.shared.counters.samples_filtered, 1);
+        counters_add(&self.shared.counters.cpu_ns_filtered, cpu_delta);
+        Outcome::Filtered
+    }
+
+    /// Wall mode, a thread that had not run: its wall time (and the little
+    /// CPU taking the signal cost) goes to its previous leaf, without a walk.
+    fn record_credit(&self, profile: &mut crate::shared::Profile, state: &ThreadState, weight: Weight) -> Outcome {
+        let counters = &self.shared.counters;
+        counters_add(&counters.samples_filtered, 1);
+        if profile.tree.record_at_marked_leaf(&state.marks, weight) {
+            counters_add(&counters.samples_wall_credited, 1);
+            counters_add(&counters.cpu_ns_recorded, weight.cpu_ns);
+        } else {
+            counters_add(&counters.cpu_ns_filtered, weight.cpu_ns);
         }
-        if sample.result <= 0 || sample.result == RESULT_NO_AGCT {
-            let error = if sample.result == RESULT_NO_AGCT {
-                AgctError::Other(sample.result)
-            } else {
-                AgctError::from_code(sample.result)
-            };
-            counters.count_agct_failure(error);
-            // Only "not Java at all" failures count towards excluding a
-            // thread that was never walked (JVM service threads).
-            state.consecutive_failures = if error.means_not_java() { state.consecutive_failures + 1 } else { 0 };
-            if !state.ever_walked && state.consecutive_failures >= self.shared.config.exclude_after_failures {
-                state.excluded = true;
-                counters_add(&counters.threads_excluded, 1);
-            }
-            let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
-            let pseudo = self.pseudo[index];
-            record.outcome = Outcome::Failed { code: error.code() };
-            record.top[0] = pseudo;
-            record.top_len = 1;
-            // Failed samples go under their pseudo-frame with throwaway
-            // marks: the thread's own marks stay those of its last stack.
-            self.scratch_marks.clear();
-            if profile.tree.record(&mut self.scratch_marks, &[Frame::new(pseudo, -1)], weight).is_ok() {
-                counters_add(&counters.samples_failed, 1);
-                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
-            } else {
-                counters_add(&counters.samples_dropped_full, 1);
-                record.outcome = Outcome::DroppedFull;
-            }
-            return record;
+        Outcome::Filtered
+    }
+
+    /// A failed walk: recorded under its pseudo-frame with throwaway marks
+    /// (the thread's own marks stay those of its last stack).
+    fn record_failure(
+        &mut self,
+        profile: &mut crate::shared::Profile,
+        state: &mut ThreadState,
+        error: AgctError,
+        weight: Weight,
+        record: &mut SampleRecord,
+    ) -> Outcome {
+        let counters = &self.shared.counters;
+        counters.count_agct_failure(error);
+        // Only "not Java at all" failures count towards excluding a thread
+        // that was never walked (JVM service threads).
+        state.consecutive_failures = if error.means_not_java() { state.consecutive_failures + 1 } else { 0 };
+        if !state.ever_walked && state.consecutive_failures >= self.shared.config.exclude_after_failures {
+            state.excluded = true;
+            counters_add(&counters.threads_excluded, 1);
         }
-        if self.mode == Mode::Cpu && sample.cpu_delta == 0 {
-            // Walked, but the CPU clock says the thread has not run since it
-            // was first seen (its first signal has no checksum to compare):
-            // filtered like a matching checksum.
-            counters_add(&counters.samples_filtered, 1);
-            record.outcome = Outcome::Filtered;
-            return record;
+        let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
+        let pseudo = self.pseudo[index];
+        record.top[0] = pseudo;
+        record.top_len = 1;
+        self.scratch_marks.clear();
+        if profile.tree.record(&mut self.scratch_marks, &[Frame::new(pseudo, -1)], weight).is_err() {
+            counters_add(&counters.samples_dropped_full, 1);
+            return Outcome::DroppedFull;
         }
+        counters_add(&counters.samples_failed, 1);
+        counters_add(&counters.cpu_ns_recorded, weight.cpu_ns);
+        Outcome::Failed { code: error.code() }
+    }
+
+    /// A walked stack: named, recorded through the thread's marks.
+    fn record_stack(
+        &mut self,
+        profile: &mut crate::shared::Profile,
+        state: &mut ThreadState,
+        sample: &Collected,
+        truncated: bool,
+        weight: Weight,
+        record: &mut SampleRecord,
+    ) -> Outcome {
+        let counters = &self.shared.counters;
         state.consecutive_failures = 0;
         state.ever_walked = true;
-        let depth = self.shared.config.depth;
-        let truncated = sample.frames.len() > depth;
-        let used = &sample.frames[..sample.frames.len().min(depth)];
+        let used = &sample.frames[..sample.frames.len().min(self.shared.config.depth)];
         self.scratch_stack.clear();
         if truncated {
             counters_add(&counters.samples_truncated, 1);
@@ -445,17 +483,13 @@ impl<'r> Sampler<'r> {
             *slot = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
         }
         record.top_len = used.len().min(TOP_FRAMES) as u8;
-        match profile.tree.record(&mut state.marks, &self.scratch_stack, weight) {
-            Ok(_) => {
-                counters_add(&counters.samples_recorded, 1);
-                counters_add(&counters.cpu_ns_recorded, sample.cpu_delta);
-            }
-            Err(_) => {
-                counters_add(&counters.samples_dropped_full, 1);
-                record.outcome = Outcome::DroppedFull;
-            }
+        if profile.tree.record(&mut state.marks, &self.scratch_stack, weight).is_err() {
+            counters_add(&counters.samples_dropped_full, 1);
+            return Outcome::DroppedFull;
         }
-        record
+        counters_add(&counters.samples_recorded, 1);
+        counters_add(&counters.cpu_ns_recorded, weight.cpu_ns);
+        Outcome::Recorded
     }
 
     /// Step 5: decide which threads to signal, and signal them.
@@ -467,11 +501,11 @@ impl<'r> Sampler<'r> {
         let signal = self.shared.config.signal;
         let wall_now = now_ns();
         for (index, slot) in SLOTS[..high].iter().enumerate() {
-            let state = slot.state.load(Ordering::Acquire);
-            if state == slots::FREE || state == RETIRED {
+            let state = slot.state();
+            if state == SlotState::Free || state == SlotState::Retired {
                 continue;
             }
-            let generation = slot.generation.load(Ordering::Acquire);
+            let generation = slot.generation();
             let tid = slot.tid.load(Ordering::Relaxed);
             let known = self.threads[index].as_ref().is_some_and(|thread| thread.generation == generation);
             let Some(cpu_now) = slots::thread_cpu_ns(tid) else {
@@ -489,7 +523,7 @@ impl<'r> Sampler<'r> {
                 self.threads[index] = Some(ThreadState::new(generation, tid, cpu_now, wall_now));
             }
             let Some(thread) = self.threads[index].as_mut() else { continue };
-            if thread.rebase && state == IDLE {
+            if thread.rebase && state == SlotState::Idle {
                 // Resumed after a pause: the time it ran unobserved is
                 // accounted as observed up to the pause, then dropped.
                 counters_add(&self.shared.counters.cpu_ns_observed, thread.observed_cpu());
@@ -499,7 +533,7 @@ impl<'r> Sampler<'r> {
             if thread.excluded {
                 continue;
             }
-            if state != IDLE {
+            if state != SlotState::Idle {
                 counters_add(&self.shared.counters.samples_busy, 1);
                 continue;
             }
@@ -507,10 +541,9 @@ impl<'r> Sampler<'r> {
                 counters_add(&self.shared.counters.samples_idle, 1);
                 continue;
             }
-            // Published by the move to REQUESTED; the handler compares it
-            // with the CPU clock at its previous return (see `handler`).
-            slot.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
-            if !slot.cas_state(IDLE, REQUESTED) {
+            // The handler compares the reading with the CPU clock at its
+            // previous return (see `handler`).
+            if !slot.request(cpu_now) {
                 continue;
             }
             thread.cpu_at_request = cpu_now;
@@ -522,7 +555,7 @@ impl<'r> Sampler<'r> {
                     counters_add(&self.shared.counters.signals_sent, 1);
                 }
                 Err(error) => {
-                    slot.cas_state(REQUESTED, IDLE);
+                    slot.withdraw();
                     counters_add(&self.shared.counters.signal_failures, 1);
                     if error == SendError::NoSuchThread {
                         self.retire_if_discovered(index, generation);
@@ -600,5 +633,44 @@ impl ThreadState {
             ever_walked: false,
             excluded: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEPTH: usize = 8;
+
+    #[test]
+    fn a_matching_checksum_is_filtered_in_cpu_mode_and_credited_in_wall_mode() {
+        assert_eq!(classify(RESULT_FILTERED, 5_000, 0, Mode::Cpu, DEPTH), Classification::Filtered);
+        assert_eq!(classify(RESULT_FILTERED, 5_000, 0, Mode::Wall, DEPTH), Classification::Credited);
+    }
+
+    #[test]
+    fn failure_codes_become_failures_with_their_reason() {
+        assert_eq!(classify(-2, 1, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::GcActive));
+        assert_eq!(classify(0, 1, 0, Mode::Wall, DEPTH), Classification::Failed(AgctError::NoJavaFrame));
+        assert_eq!(classify(-42, 1, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::Other(-42)));
+        assert_eq!(
+            classify(RESULT_NO_AGCT, 1, 0, Mode::Cpu, DEPTH),
+            Classification::Failed(AgctError::Other(RESULT_NO_AGCT))
+        );
+        // A failure is a failure even with no CPU used.
+        assert_eq!(classify(-5, 0, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::UnknownJava));
+    }
+
+    #[test]
+    fn a_walked_stack_without_cpu_is_filtered_only_in_cpu_mode() {
+        assert_eq!(classify(3, 0, 3, Mode::Cpu, DEPTH), Classification::ZeroCpu);
+        assert_eq!(classify(3, 0, 3, Mode::Wall, DEPTH), Classification::Recorded { truncated: false });
+    }
+
+    #[test]
+    fn stacks_deeper_than_the_depth_are_truncated() {
+        assert_eq!(classify(3, 1, 3, Mode::Cpu, DEPTH), Classification::Recorded { truncated: false });
+        assert_eq!(classify(8, 1, DEPTH, Mode::Cpu, DEPTH), Classification::Recorded { truncated: false });
+        assert_eq!(classify(9, 1, DEPTH + 1, Mode::Cpu, DEPTH), Classification::Recorded { truncated: true });
     }
 }

@@ -10,6 +10,13 @@
 //! - `counters`: atomics.
 //! - `recent`: the recent samples ring.
 //! - `control`: what the sampler should do, read at every tick.
+//!
+//! **Lock order: `profile`, then `recent`.** The sampler takes `recent` only
+//! while it holds `profile`, and so does every reader (`/api/samples` names
+//! a page's frames with the profile's method table); so a reader that holds
+//! `recent` holds `profile` too, and the sampler, which only ever *tries*
+//! `profile` for a bounded time, never waits for `recent` behind a reader.
+//! `vm` and `disabled` are leaf locks (nothing else is taken under them).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -105,8 +112,10 @@ pub struct VmInfo {
 }
 
 pub struct Shared {
+    /// Taken before `recent` (see the module documentation).
     pub profile: Mutex<Profile>,
     pub counters: Counters,
+    /// Taken only while `profile` is held.
     pub recent: Mutex<RecentSamples>,
     pub control: Control,
     pub config: SamplerConfig,

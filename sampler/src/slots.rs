@@ -3,23 +3,36 @@
 //! nobody else.
 //!
 //! A slot is a one-element mailbox between a thread's signal handler and the
-//! sampler thread. Its `state` moves:
+//! sampler thread. Its state machine lives here, one method per transition:
 //!
 //! ```text
-//! FREE --register--> IDLE --sampler: request--> REQUESTED --handler--> IN_HANDLER
-//!                     ^                            |                       |
-//!                     |   (request never answered) |                       v
-//!                     +----------------------------+      IDLE <--sampler-- READY
-//!                                                          (DRAINING while read)
-//! any registered state --ThreadEnd--> RETIRED --sampler--> FREE
+//!          occupy              request                enter_handler
+//!   FREE ----------> IDLE -----------------> REQUESTED -------------> IN_HANDLER
+//!    ^                ^  ^    withdraw           |                         |
+//!    |                |  +-----------------------+                 publish |
+//!    | release        |                                                    v
+//!    |                +------------------ DRAINING <------------------- READY
+//!    |                       (drain: one call, READY -> DRAINING -> IDLE)
+//!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER and DRAINING)
 //! ```
 //!
-//! Only the handler moves REQUESTED -> IN_HANDLER -> READY; only the sampler
-//! moves IDLE -> REQUESTED, READY -> DRAINING -> IDLE and RETIRED -> FREE;
-//! only registration moves FREE -> IDLE and anything -> RETIRED. Every move
-//! is a compare-and-swap, so a late signal, a thread that ends while it is
-//! being sampled, or a reused thread id can at worst lose one sample (which
-//! is counted); it can never make two parties use one buffer at once.
+//! | transition | who | from -> to |
+//! |---|---|---|
+//! | [`Slot::occupy`] | registration (under the registry's lock) | FREE -> IDLE |
+//! | [`Slot::request`] | sampler | IDLE -> REQUESTED |
+//! | [`Slot::withdraw`] | sampler (request lost, or its signal not sent) | REQUESTED -> IDLE |
+//! | [`Slot::enter_handler`] | the thread's signal handler | REQUESTED -> IN_HANDLER |
+//! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER -> READY |
+//! | [`Slot::drain`] | sampler | READY -> DRAINING -> IDLE |
+//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY -> RETIRED |
+//! | [`Slot::release`] | sampler | RETIRED -> FREE |
+//!
+//! Every move is a compare-and-swap, so a late signal, a thread that ends
+//! while it is being sampled, or a reused thread id can at worst lose one
+//! sample (which is counted); it can never make two parties use one buffer
+//! at once: the frame buffer belongs to the handler while the slot is
+//! IN_HANDLER, to the sampler while it is DRAINING, to registration while
+//! it is FREE, and to nobody otherwise.
 //!
 //! Frame buffers are allocated at registration (never in the handler) and
 //! kept with their slot for the next thread, so memory is bounded by the
@@ -37,52 +50,102 @@ use crate::error::{Result, SamplerError};
 /// Most threads tracked at once. More are not sampled (and counted).
 pub const MAX_THREADS: usize = 8192;
 
-pub(crate) const FREE: u32 = 0;
-pub(crate) const IDLE: u32 = 1;
-pub(crate) const REQUESTED: u32 = 2;
-pub(crate) const IN_HANDLER: u32 = 3;
-pub(crate) const READY: u32 = 4;
-pub(crate) const DRAINING: u32 = 5;
-pub(crate) const RETIRED: u32 = 6;
+/// Where a slot is in its life (see the module documentation).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    /// No thread: registration may take it.
+    Free = 0,
+    /// A registered thread, not asked for a sample.
+    Idle = 1,
+    /// The sampler signalled the thread and waits for its handler.
+    Requested = 2,
+    /// The thread's handler is writing the sample.
+    InHandler = 3,
+    /// A sample waits for the sampler.
+    Ready = 4,
+    /// The sampler is copying the sample out.
+    Draining = 5,
+    /// The thread ended; the sampler frees the slot.
+    Retired = 6,
+}
+
+impl SlotState {
+    const ALL: [SlotState; 7] = [
+        SlotState::Free,
+        SlotState::Idle,
+        SlotState::Requested,
+        SlotState::InHandler,
+        SlotState::Ready,
+        SlotState::Draining,
+        SlotState::Retired,
+    ];
+
+    fn from_u32(value: u32) -> SlotState {
+        // Only this module stores states, always from a SlotState.
+        SlotState::ALL.get(value as usize).copied().unwrap_or(SlotState::Free)
+    }
+}
 
 /// `result` of a sample the register checksum filtered (the thread had not run).
 pub const RESULT_FILTERED: i32 = i32::MIN;
 /// `result` when AsyncGetCallTrace was not found.
 pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
 
+/// What a handler leaves in its slot besides the frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HandlerResult {
+    /// Frames written (> 0), AsyncGetCallTrace's failure code (<= 0),
+    /// [`RESULT_FILTERED`] or [`RESULT_NO_AGCT`].
+    pub result: i32,
+    /// The register checksum.
+    pub checksum: u64,
+    /// Time the handler took.
+    pub handler_ns: u64,
+}
+
+/// A sample copied out of a slot by [`Slot::drain`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Drained {
+    /// The registration the sample belongs to.
+    pub generation: u32,
+    pub handler: HandlerResult,
+}
+
 /// One thread's slot. All fields are atomics: the signal handler reads and
-/// writes them without locks.
+/// writes them without locks. The state changes only through the
+/// transition methods below.
 pub struct Slot {
-    pub(crate) state: AtomicU32,
+    state: AtomicU32,
     /// Bumped at every registration; signals carry it, stale ones are refused.
-    pub(crate) generation: AtomicU32,
+    generation: AtomicU32,
     pub(crate) tid: AtomicI32,
     /// The thread's JNIEnv (AsyncGetCallTrace's `env_id`); may be a stand-in
     /// for threads discovered without one (see `register`).
     pub(crate) env: AtomicPtr<c_void>,
     /// How the thread was registered ([`ThreadOrigin`] as a byte).
-    pub(crate) origin: AtomicU8,
-    pub(crate) frames: AtomicPtr<CallFrame>,
-    pub(crate) capacity: AtomicU32,
+    origin: AtomicU8,
+    frames: AtomicPtr<CallFrame>,
+    capacity: AtomicU32,
     /// Checksum of the registers at the thread's previous signal (0: none).
     /// Written only by the handler, on the thread itself.
     pub(crate) last_checksum: AtomicU64,
     /// The thread's CPU clock at its previous signal (0: none); handler only.
     pub(crate) last_cpu_ns: AtomicU64,
     /// The thread's CPU clock as the sampler read it just before requesting
-    /// this sample (0: not read). Written by the sampler while the slot is
-    /// IDLE, published by its move to REQUESTED.
+    /// this sample (0: not read). Written by [`Slot::request`] while the
+    /// slot is IDLE, published by its move to REQUESTED.
     pub(crate) requested_cpu_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
-    pub(crate) result: AtomicI32,
-    pub(crate) checksum: AtomicU64,
-    pub(crate) handler_ns: AtomicU64,
+    result: AtomicI32,
+    checksum: AtomicU64,
+    handler_ns: AtomicU64,
 }
 
 impl Slot {
-    const fn new() -> Slot {
+    pub(crate) const fn new() -> Slot {
         Slot {
-            state: AtomicU32::new(FREE),
+            state: AtomicU32::new(SlotState::Free as u32),
             generation: AtomicU32::new(0),
             tid: AtomicI32::new(0),
             env: AtomicPtr::new(std::ptr::null_mut()),
@@ -98,8 +161,157 @@ impl Slot {
         }
     }
 
-    pub(crate) fn cas_state(&self, from: u32, to: u32) -> bool {
-        self.state.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    /// The slot's state now.
+    pub fn state(&self) -> SlotState {
+        SlotState::from_u32(self.state.load(Ordering::Acquire))
+    }
+
+    /// The current registration's generation.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn transition(&self, from: SlotState, to: SlotState) -> bool {
+        self.state.compare_exchange(from as u32, to as u32, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// FREE -> IDLE: a new registration of thread `tid`, with a frame
+    /// buffer of at least `depth + 1` frames (allocated here if the slot's
+    /// is smaller). Returns the registration's generation, or `None` if the
+    /// slot is not FREE. Registration only (it holds the registry's lock,
+    /// so nobody else moves a FREE slot).
+    fn occupy(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin, depth: usize) -> Option<u32> {
+        if self.state() != SlotState::Free {
+            return None;
+        }
+        let needed = depth + 1;
+        if (self.capacity.load(Ordering::Relaxed) as usize) < needed {
+            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; needed].into_boxed_slice();
+            let old = self.frames.swap(Box::into_raw(buffer) as *mut CallFrame, Ordering::AcqRel);
+            let old_capacity = self.capacity.swap(needed as u32, Ordering::AcqRel) as usize;
+            if !old.is_null() {
+                // SAFETY: the slot is FREE: no handler or sampler uses its
+                // buffer, which was made by Box::into_raw of a boxed slice of
+                // `old_capacity` frames.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, old_capacity)) });
+            }
+        }
+        self.tid.store(tid, Ordering::Relaxed);
+        self.env.store(env, Ordering::Relaxed);
+        self.origin.store(origin as u8, Ordering::Relaxed);
+        self.last_checksum.store(0, Ordering::Relaxed);
+        self.last_cpu_ns.store(0, Ordering::Relaxed);
+        self.requested_cpu_ns.store(0, Ordering::Relaxed);
+        self.result.store(0, Ordering::Relaxed);
+        let generation = self.generation.load(Ordering::Relaxed).wrapping_add(1);
+        self.generation.store(generation, Ordering::Release);
+        self.state.store(SlotState::Idle as u32, Ordering::Release);
+        Some(generation)
+    }
+
+    /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
+    /// sampler read it (`cpu_now`) for the handler's has-it-run check.
+    pub(crate) fn request(&self, cpu_now: u64) -> bool {
+        if self.state() != SlotState::Idle {
+            return false;
+        }
+        // Published by the move to REQUESTED (only the sampler writes it,
+        // and only while the slot is IDLE).
+        self.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
+        self.transition(SlotState::Idle, SlotState::Requested)
+    }
+
+    /// REQUESTED -> IDLE (sampler): a request no handler answered in time,
+    /// or whose signal could not be sent.
+    pub(crate) fn withdraw(&self) -> bool {
+        self.transition(SlotState::Requested, SlotState::Idle)
+    }
+
+    /// REQUESTED -> IN_HANDLER (the signal handler, on thread `tid`), if the
+    /// signal was sent for this registration (`generation`) of this thread.
+    /// Async-signal-safe: atomics only.
+    #[inline]
+    pub(crate) fn enter_handler(&self, generation: u32, tid: i32) -> bool {
+        self.generation.load(Ordering::Acquire) == generation
+            && self.tid.load(Ordering::Relaxed) == tid
+            && self.transition(SlotState::Requested, SlotState::InHandler)
+    }
+
+    /// The frame buffer and its capacity, for the handler that entered the
+    /// slot ([`Slot::enter_handler`]): it alone writes the buffer until
+    /// [`Slot::publish`].
+    #[inline]
+    pub(crate) fn buffer(&self) -> (*mut CallFrame, usize) {
+        (self.frames.load(Ordering::Relaxed), self.capacity.load(Ordering::Relaxed) as usize)
+    }
+
+    /// IN_HANDLER -> READY (the signal handler): publishes the result and
+    /// the frames written into [`Slot::buffer`]. Async-signal-safe.
+    #[inline]
+    pub(crate) fn publish(&self, handler: HandlerResult) -> bool {
+        if self.state.load(Ordering::Relaxed) != SlotState::InHandler as u32 {
+            return false;
+        }
+        self.result.store(handler.result, Ordering::Relaxed);
+        self.checksum.store(handler.checksum, Ordering::Relaxed);
+        self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
+        self.transition(SlotState::InHandler, SlotState::Ready)
+    }
+
+    /// READY -> DRAINING -> IDLE (sampler): copies the sample out, its
+    /// frames (jmethodID, bci; leaf first) appended to `frames`. `None` if
+    /// the slot holds no sample.
+    pub(crate) fn drain(&self, frames: &mut Vec<(usize, i32)>) -> Option<Drained> {
+        if !self.transition(SlotState::Ready, SlotState::Draining) {
+            return None;
+        }
+        let handler = HandlerResult {
+            result: self.result.load(Ordering::Relaxed),
+            checksum: self.checksum.load(Ordering::Relaxed),
+            handler_ns: self.handler_ns.load(Ordering::Relaxed),
+        };
+        let generation = self.generation.load(Ordering::Acquire);
+        if handler.result > 0 {
+            let (buffer, capacity) = self.buffer();
+            let count = (handler.result as usize).min(capacity);
+            // SAFETY: the slot is DRAINING, so its handler is done and no one
+            // else touches the buffer, which holds `capacity` frames of which
+            // the handler wrote `result`.
+            let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer, count) };
+            frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
+        }
+        self.state.store(SlotState::Idle as u32, Ordering::Release);
+        Some(Drained { generation, handler })
+    }
+
+    /// Any registered state -> RETIRED, for registration `generation`:
+    /// waits out a handler or a drain in progress (microseconds). Returns
+    /// whether this call retired it (false: already retired, freed or
+    /// reused), so every registration's end is counted once. Never called
+    /// by the handler; the sampler calls it only for threads that are gone
+    /// (no handler can be running) and never while it drains.
+    fn retire(&self, generation: u32) -> bool {
+        if self.generation() != generation {
+            return false;
+        }
+        loop {
+            let state = self.state();
+            match state {
+                SlotState::Free | SlotState::Retired => return false,
+                SlotState::Draining | SlotState::InHandler => std::thread::yield_now(),
+                _ => {
+                    if self.transition(state, SlotState::Retired) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// RETIRED -> FREE (sampler): the sampler has forgotten the thread;
+    /// registration may reuse the slot.
+    pub(crate) fn release(&self) -> bool {
+        self.transition(SlotState::Retired, SlotState::Free)
     }
 }
 
@@ -182,35 +394,15 @@ impl Registry {
     pub fn register(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin) -> Result<ThreadKey> {
         let mut inner = self.inner.lock();
         if let Some(old) = inner.by_tid.remove(&tid) {
-            self.count_end(retire_slot(old));
+            self.count_end(retire(old));
         }
-        let index = inner.claim_free_slot()?;
-        let slot = &SLOTS[index];
-        let needed = inner.depth + 1;
-        if (slot.capacity.load(Ordering::Relaxed) as usize) < needed {
-            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; needed].into_boxed_slice();
-            let old = slot.frames.swap(Box::into_raw(buffer) as *mut CallFrame, Ordering::AcqRel);
-            let old_capacity = slot.capacity.swap(needed as u32, Ordering::AcqRel) as usize;
-            if !old.is_null() {
-                // SAFETY: the slot is FREE (or never used): no handler or
-                // sampler uses its buffer, which was made by Box::into_raw
-                // of a boxed slice of `old_capacity` frames.
-                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, old_capacity)) });
-            }
-        }
-        slot.tid.store(tid, Ordering::Relaxed);
-        slot.env.store(env, Ordering::Relaxed);
-        slot.origin.store(origin as u8, Ordering::Relaxed);
-        slot.last_checksum.store(0, Ordering::Relaxed);
-        slot.last_cpu_ns.store(0, Ordering::Relaxed);
-        slot.requested_cpu_ns.store(0, Ordering::Relaxed);
-        slot.result.store(0, Ordering::Relaxed);
-        let generation = slot.generation.load(Ordering::Relaxed).wrapping_add(1);
-        slot.generation.store(generation, Ordering::Release);
-        slot.state.store(IDLE, Ordering::Release);
+        let index = inner.find_free_slot()?;
+        let generation =
+            SLOTS[index].occupy(tid, env, origin, inner.depth).expect("a FREE slot stays FREE under the lock");
         if index >= HIGH_WATER.load(Ordering::Acquire) {
             HIGH_WATER.store(index + 1, Ordering::Release);
         }
+        inner.next_free = index + 1;
         let key = ThreadKey { slot: index, generation };
         inner.by_tid.insert(tid, key);
         self.registered_total.fetch_add(1, Ordering::Relaxed);
@@ -221,7 +413,7 @@ impl Registry {
     pub fn retire(&self, tid: i32) -> bool {
         let mut inner = self.inner.lock();
         match inner.by_tid.remove(&tid) {
-            Some(key) => self.count_end(retire_slot(key)),
+            Some(key) => self.count_end(retire(key)),
             None => false,
         }
     }
@@ -233,13 +425,13 @@ impl Registry {
     /// [`RegistryInner::by_tid`]); it cannot retire a newer thread that
     /// reused the slot, whose generation differs.
     pub(crate) fn retire_key(&self, key: ThreadKey) -> bool {
-        self.count_end(retire_slot(key))
+        self.count_end(retire(key))
     }
 
     /// Returns a retired slot to the free list (sampler only; lock-free: a
     /// registration finds FREE slots by looking).
     pub(crate) fn release(&self, slot: usize) -> bool {
-        SLOTS[slot].cas_state(RETIRED, FREE)
+        SLOTS[slot].release()
     }
 
     fn count_end(&self, retired: bool) -> bool {
@@ -257,8 +449,8 @@ impl Registry {
     /// How the thread in `slot` was registered (read without a lock).
     pub fn origin(&self, slot: usize) -> Option<ThreadOrigin> {
         let slot = SLOTS.get(slot)?;
-        match slot.state.load(Ordering::Acquire) {
-            FREE | RETIRED => None,
+        match slot.state() {
+            SlotState::Free | SlotState::Retired => None,
             _ => Some(ThreadOrigin::from_u8(slot.origin.load(Ordering::Relaxed))),
         }
     }
@@ -289,50 +481,29 @@ impl RegistryInner {
     /// A FREE slot for a registration: the first one found from where the
     /// last search ended, else a slot never used. Only registrations (which
     /// hold the registry's lock) move a slot out of FREE, so the slot found
-    /// stays FREE until the caller takes it.
-    fn claim_free_slot(&mut self) -> Result<usize> {
+    /// stays FREE until the caller occupies it.
+    fn find_free_slot(&self) -> Result<usize> {
         let high = HIGH_WATER.load(Ordering::Acquire);
         let found = (0..high)
             .map(|offset| (self.next_free + offset) % high)
-            .find(|&index| SLOTS[index].state.load(Ordering::Acquire) == FREE);
-        let index = match found {
-            Some(index) => index,
-            None if high < MAX_THREADS => high,
-            None => return Err(SamplerError::TooManyThreads { limit: MAX_THREADS }),
-        };
-        self.next_free = index + 1;
-        Ok(index)
+            .find(|&index| SLOTS[index].state() == SlotState::Free);
+        match found {
+            Some(index) => Ok(index),
+            None if high < MAX_THREADS => Ok(high),
+            None => Err(SamplerError::TooManyThreads { limit: MAX_THREADS }),
+        }
     }
 }
 
 /// Whether `key` is still its slot's registration (not retired, not reused).
 fn is_current(key: &ThreadKey) -> bool {
     let slot = &SLOTS[key.slot];
-    slot.generation.load(Ordering::Acquire) == key.generation
-        && !matches!(slot.state.load(Ordering::Acquire), FREE | RETIRED)
+    slot.generation() == key.generation && !matches!(slot.state(), SlotState::Free | SlotState::Retired)
 }
 
-/// Moves a slot of `key` to RETIRED, waiting out a drain in progress.
-/// Returns whether this call retired it (false: already retired, freed or
-/// reused), so every registration's end is counted once.
-fn retire_slot(key: ThreadKey) -> bool {
-    let slot = &SLOTS[key.slot];
-    if slot.generation.load(Ordering::Acquire) != key.generation {
-        return false;
-    }
-    loop {
-        let state = slot.state.load(Ordering::Acquire);
-        match state {
-            FREE | RETIRED => return false,
-            // The sampler is copying this slot's frames: it finishes in microseconds.
-            DRAINING | IN_HANDLER => std::thread::yield_now(),
-            _ => {
-                if slot.cas_state(state, RETIRED) {
-                    return true;
-                }
-            }
-        }
-    }
+/// Retires the registration `key` (see [`Slot::retire`]).
+fn retire(key: ThreadKey) -> bool {
+    SLOTS[key.slot].retire(key.generation)
 }
 
 /// The CPU-time clock of thread `tid` (what `pthread_getcpuclockid` returns
@@ -375,5 +546,169 @@ mod tests {
         assert_eq!(rc, 0);
         assert_eq!(clock, cpu_clock_of(current_tid()));
         assert!(thread_cpu_ns(current_tid()).is_some());
+    }
+
+    const TID: i32 = 4242;
+    const DEPTH: usize = 4;
+
+    /// A slot occupied by thread [`TID`] (a local slot, not in the table).
+    fn occupied() -> (Slot, u32) {
+        let slot = Slot::new();
+        let generation = slot.occupy(TID, std::ptr::null_mut(), ThreadOrigin::Started, DEPTH).expect("free");
+        (slot, generation)
+    }
+
+    fn result(frames: i32) -> HandlerResult {
+        HandlerResult { result: frames, checksum: 0xC0FFEE, handler_ns: 1234 }
+    }
+
+    /// Writes `count` frames into the buffer, as a handler would.
+    fn write_frames(slot: &Slot, count: usize) {
+        let (buffer, capacity) = slot.buffer();
+        assert!(count <= capacity);
+        for index in 0..count {
+            // SAFETY: index < capacity; the test owns the slot (IN_HANDLER).
+            unsafe {
+                *buffer.add(index) = CallFrame { lineno: index as i32, method_id: (0x100 + index) as *mut c_void }
+            };
+        }
+    }
+
+    #[test]
+    fn a_sample_goes_round_the_machine() {
+        let (slot, generation) = occupied();
+        assert_eq!(slot.state(), SlotState::Idle);
+        assert_eq!(slot.buffer().1, DEPTH + 1);
+        assert!(slot.request(777));
+        assert_eq!(slot.state(), SlotState::Requested);
+        assert_eq!(slot.requested_cpu_ns.load(Ordering::Relaxed), 777);
+        assert!(slot.enter_handler(generation, TID));
+        assert_eq!(slot.state(), SlotState::InHandler);
+        write_frames(&slot, 3);
+        assert!(slot.publish(result(3)));
+        assert_eq!(slot.state(), SlotState::Ready);
+        let mut frames = Vec::new();
+        let drained = slot.drain(&mut frames).expect("a sample");
+        assert_eq!(drained, Drained { generation, handler: result(3) });
+        assert_eq!(frames, vec![(0x100, 0), (0x101, 1), (0x102, 2)]);
+        assert_eq!(slot.state(), SlotState::Idle);
+    }
+
+    #[test]
+    fn failed_and_filtered_samples_carry_no_frames() {
+        let (slot, generation) = occupied();
+        for code in [-5, RESULT_FILTERED] {
+            assert!(slot.request(1) && slot.enter_handler(generation, TID));
+            write_frames(&slot, 2);
+            assert!(slot.publish(result(code)));
+            let mut frames = Vec::new();
+            assert_eq!(slot.drain(&mut frames).map(|d| d.handler.result), Some(code));
+            assert!(frames.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_result_claiming_more_frames_than_the_buffer_holds_is_cut_to_the_buffer() {
+        let (slot, generation) = occupied();
+        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        write_frames(&slot, DEPTH + 1);
+        assert!(slot.publish(result(1000)));
+        let mut frames = Vec::new();
+        slot.drain(&mut frames);
+        assert_eq!(frames.len(), DEPTH + 1);
+    }
+
+    #[test]
+    fn an_unanswered_request_is_withdrawn() {
+        let (slot, generation) = occupied();
+        assert!(slot.request(1));
+        assert!(slot.withdraw());
+        assert_eq!(slot.state(), SlotState::Idle);
+        // A signal arriving after the withdrawal finds nothing to answer.
+        assert!(!slot.enter_handler(generation, TID));
+    }
+
+    #[test]
+    fn a_retired_slot_is_released_and_occupied_again_with_a_new_generation() {
+        let (slot, generation) = occupied();
+        assert!(slot.retire(generation));
+        assert_eq!(slot.state(), SlotState::Retired);
+        assert!(!slot.retire(generation), "an end is counted once");
+        assert!(slot.release());
+        assert_eq!(slot.state(), SlotState::Free);
+        let next = slot.occupy(TID + 1, std::ptr::null_mut(), ThreadOrigin::Discovered, DEPTH).expect("free again");
+        assert_ne!(next, generation);
+        assert!(!slot.retire(generation), "the old registration cannot retire the new one");
+        assert_eq!(slot.state(), SlotState::Idle);
+    }
+
+    #[test]
+    fn requested_and_ready_slots_can_be_retired() {
+        let (slot, generation) = occupied();
+        assert!(slot.request(1));
+        assert!(slot.retire(generation));
+        assert!(!slot.enter_handler(generation, TID), "a late signal finds a retired slot");
+        let (slot, generation) = occupied();
+        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        assert!(slot.publish(result(1)));
+        assert!(slot.retire(generation));
+        assert_eq!(slot.drain(&mut Vec::new()), None, "a retired sample is not drained");
+    }
+
+    #[test]
+    fn retiring_waits_out_a_handler_in_progress() {
+        let (slot, generation) = occupied();
+        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        let slot = std::sync::Arc::new(slot);
+        let retirer = {
+            let slot = std::sync::Arc::clone(&slot);
+            std::thread::spawn(move || slot.retire(generation))
+        };
+        // However long the handler takes, retiring cannot overtake it: the
+        // slot stays IN_HANDLER until the handler publishes.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(slot.state(), SlotState::InHandler);
+        assert!(slot.publish(result(1)));
+        assert!(retirer.join().expect("retirer"));
+        assert_eq!(slot.state(), SlotState::Retired);
+    }
+
+    #[test]
+    fn illegal_transitions_are_refused() {
+        let free = Slot::new();
+        assert!(!free.request(1), "FREE -> REQUESTED");
+        assert!(!free.withdraw(), "FREE -> IDLE by withdrawal");
+        assert!(!free.enter_handler(0, TID), "FREE -> IN_HANDLER");
+        assert!(!free.publish(result(1)), "FREE -> READY");
+        assert_eq!(free.drain(&mut Vec::new()), None, "FREE -> DRAINING");
+        assert!(!free.release(), "FREE -> FREE by release");
+        assert!(!free.retire(0), "FREE -> RETIRED");
+
+        let (slot, generation) = occupied();
+        assert!(slot.occupy(1, std::ptr::null_mut(), ThreadOrigin::Started, DEPTH).is_none(), "IDLE -> IDLE");
+        assert!(!slot.enter_handler(generation, TID), "IDLE -> IN_HANDLER without a request");
+        assert!(!slot.publish(result(1)), "IDLE -> READY");
+        assert!(!slot.withdraw(), "IDLE -> IDLE by withdrawal");
+        assert!(!slot.release(), "IDLE -> FREE without retiring");
+        assert!(slot.request(1));
+        assert!(!slot.request(1), "REQUESTED -> REQUESTED");
+        assert!(!slot.enter_handler(generation.wrapping_add(1), TID), "a stale generation");
+        assert!(!slot.enter_handler(generation, TID + 1), "another thread");
+        assert!(slot.enter_handler(generation, TID));
+        assert!(!slot.enter_handler(generation, TID), "IN_HANDLER -> IN_HANDLER");
+        assert!(!slot.withdraw(), "IN_HANDLER -> IDLE");
+        assert_eq!(slot.drain(&mut Vec::new()), None, "IN_HANDLER -> DRAINING");
+        assert!(slot.publish(result(1)));
+        assert!(!slot.publish(result(1)), "READY -> READY");
+        assert!(!slot.request(1), "READY -> REQUESTED");
+        assert!(slot.drain(&mut Vec::new()).is_some());
+        assert_eq!(slot.drain(&mut Vec::new()), None, "IDLE -> DRAINING");
+    }
+
+    #[test]
+    fn states_round_trip_through_their_numbers() {
+        for state in SlotState::ALL {
+            assert_eq!(SlotState::from_u32(state as u32), state);
+        }
     }
 }
