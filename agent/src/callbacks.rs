@@ -125,6 +125,24 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
     })
 }
 
+/// Prepares pcct's own HotSpot stack walker on the sampler thread (a Java
+/// thread: its JNIEnv and `JavaThread` name every other thread's). Without
+/// it (not HotSpot, an unknown layout) AsyncGetCallTrace walks alone.
+fn prepare_walker(agent: &agent::Agent, jni: Jni) {
+    let java_thread = agent.jvmti.current_thread().ok().and_then(|thread| {
+        let address = jni.java_thread_of(thread);
+        jni.delete_local_ref(thread);
+        address
+    });
+    match pcct_sampler::hotspot::init(jni.0 as usize, java_thread.unwrap_or(0)) {
+        Ok(vm) => agent::say(&format!(
+            "stack walker: pcct's own (HotSpot {}), AsyncGetCallTrace as the fallback",
+            vm.layout.major
+        )),
+        Err(error) => complain(&format!("stack walker: AsyncGetCallTrace only ({error})")),
+    }
+}
+
 /// The sampler agent thread: prepares what sampling needs (jmethodIDs of
 /// classes loaded so far, threads already running when attaching, the
 /// signal handler), then runs the sampler loop until VMDeath.
@@ -160,6 +178,7 @@ pub unsafe extern "C" fn sampler_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _
             agent.disable("this JVM does not export AsyncGetCallTrace".to_string());
             return;
         }
+        prepare_walker(agent, jni);
         if let Err(error) = pcct_sampler::signal::install(signal) {
             agent.disable(error.to_string());
             return;

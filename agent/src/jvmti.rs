@@ -194,6 +194,13 @@ impl Jvmti {
     }
 
     /// Starts `function(arg)` on a new agent thread backed by `thread`.
+    /// The calling thread's `java.lang.Thread`, as a local reference.
+    pub fn current_thread(&self) -> JvmtiResult<jthread> {
+        let mut thread: jthread = ptr::null_mut();
+        check("GetCurrentThread", call!(self.0, GetCurrentThread, MISSING, &mut thread))?;
+        Ok(thread)
+    }
+
     pub fn run_agent_thread(
         &self,
         thread: jthread,
@@ -249,6 +256,24 @@ impl Jni {
 
     pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
         call!(self.0, IsSameObject, 0, a, b) != 0
+    }
+
+    /// The `JavaThread*` behind a `java.lang.Thread` (HotSpot keeps it in
+    /// the thread's `eetop` field); `None` if the field is missing (not HotSpot).
+    pub fn java_thread_of(&self, thread: jthread) -> Option<usize> {
+        let class = call!(self.0, FindClass, ptr::null_mut(), c"java/lang/Thread".as_ptr());
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let field = call!(self.0, GetFieldID, ptr::null_mut(), class, c"eetop".as_ptr(), c"J".as_ptr());
+        self.delete_local_ref(class);
+        if field.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let value = call!(self.0, GetLongField, 0, thread, field);
+        (value != 0).then_some(value as usize)
     }
 
     /// `new Thread(name)`, as a local reference.

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 
 use crate::agct::AgctError;
+use crate::hotspot::walker::Broken;
 
 /// A histogram with fixed upper bounds (nanoseconds), lock-free.
 pub struct Histogram {
@@ -98,7 +99,12 @@ macro_rules! counters {
             $( $(#[$doc])* pub $name: AtomicU64, )*
             /// Samples per AsyncGetCallTrace failure, indexed like [`AgctError::ALL`]; the last entry counts unknown codes.
             pub agct_failures: [AtomicU64; AgctError::ALL.len() + 1],
-            /// Time the signal handler took (measured in the handler, observed by the sampler).
+            /// Samples whose walk by pcct's own walker stopped early, by
+            /// reason (indexed like [`Broken::ALL`]), whether AsyncGetCallTrace
+            /// then walked them or not.
+            pub walker_broken: [AtomicU64; Broken::ALL.len()],
+            /// CPU time the signal handler took on its thread (measured in the
+            /// handler with the thread's CPU clock, observed by the sampler).
             pub handler_time: Histogram,
             /// Time one drain (copy, resolve, update the tree) took.
             pub drain_time: Histogram,
@@ -112,6 +118,8 @@ macro_rules! counters {
             $( pub $name: u64, )*
             /// (reason label, samples) for each AsyncGetCallTrace failure code.
             pub agct_failures: Vec<(String, u64)>,
+            /// (reason label, samples) for each reason pcct's walker stopped early.
+            pub walker_broken: Vec<(String, u64)>,
             pub handler_time: HistogramSnapshot,
             pub drain_time: HistogramSnapshot,
             pub tick_time: HistogramSnapshot,
@@ -122,6 +130,7 @@ macro_rules! counters {
                 Counters {
                     $( $name: AtomicU64::new(0), )*
                     agct_failures: Default::default(),
+                    walker_broken: Default::default(),
                     handler_time: Histogram::new(DURATION_BOUNDS_NS),
                     drain_time: Histogram::new(DURATION_BOUNDS_NS),
                     tick_time: Histogram::new(DURATION_BOUNDS_NS),
@@ -139,6 +148,11 @@ macro_rules! counters {
                         .chain(std::iter::once("other".to_string()))
                         .zip(&self.agct_failures)
                         .map(|(label, count)| (label, count.load(Ordering::Relaxed)))
+                        .collect(),
+                    walker_broken: Broken::ALL
+                        .iter()
+                        .zip(&self.walker_broken)
+                        .map(|(reason, count)| (reason.label().to_string(), count.load(Ordering::Relaxed)))
                         .collect(),
                     handler_time: self.handler_time.snapshot(),
                     drain_time: self.drain_time.snapshot(),
@@ -171,6 +185,16 @@ counters! {
     signals_stale,
     /// Samples recorded into the tree with a Java stack.
     samples_recorded,
+    /// Walked samples whose frames came from pcct's own HotSpot walker
+    /// (the bottom of the stack, or the depth, reached).
+    walks_vm,
+    /// Walked samples whose frames came from AsyncGetCallTrace (pcct's
+    /// walker stopped early, or is not available in this JVM).
+    walks_agct,
+    /// Samples where both walkers failed but pcct's read the top of the
+    /// stack: recorded (and counted in `samples_recorded`) under a
+    /// `[break_<reason>]` pseudo-frame in place of the missing callers.
+    walks_partial,
     /// Threads skipped at a tick because their CPU clock barely moved (cpu mode).
     samples_idle,
     /// Samples whose register checksum matched the previous one: the thread had not run.
@@ -230,6 +254,12 @@ impl Counters {
     pub fn count_agct_failure(&self, error: AgctError) {
         let index = AgctError::ALL.iter().position(|known| *known == error).unwrap_or(AgctError::ALL.len());
         self.agct_failures[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn count_walker_broken(&self, reason: Broken) {
+        if let Some(index) = Broken::ALL.iter().position(|known| *known == reason) {
+            self.walker_broken[index].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub fn add(counter: &AtomicU64, value: u64) {

@@ -11,17 +11,32 @@
 //! 2. **takes no lock** — only atomics (loads, stores, compare-and-swap);
 //! 3. **logs nothing and formats nothing**;
 //! 4. **calls into no JNI or JVMTI function** — only AsyncGetCallTrace,
-//!    which is designed for signal handlers;
+//!    which is designed for signal handlers, and pcct's own walker
+//!    (`hotspot::walker`), which reads HotSpot's frames and structures;
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table and counters are `static` atomics initialised at compile
 //!    time; the thread's slot comes from the signal's `si_value`, checked
 //!    against the slot's generation and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
-//!    (AsyncGetCallTrace gets the slot's buffer and its capacity).
+//!    (the walkers get the slot's buffer and its capacity);
+//! 8. **reads VM memory only through fault-safe reads** — every read pcct's
+//!    walker makes goes through `hotspot::safe_read`, whose fault handler
+//!    turns a bad pointer into a failed read (the walk stops, counted),
+//!    never a crash; the walker bounds every loop and checks every address
+//!    it follows (the thread's stack, the code heaps, jmethodIDs that point
+//!    back to their method).
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
 //! async-signal-safe).
+//!
+//! # The walk
+//!
+//! pcct's own HotSpot walker (`hotspot::walker`) walks first, from the
+//! interrupted registers or the thread's last Java frame; when it stops
+//! before the bottom of the stack, AsyncGetCallTrace walks, into the buffer
+//! after the frames pcct's walker read, so that if it fails too the top of
+//! the stack is still recorded (under a `[break_<reason>]` pseudo-frame).
 //!
 //! # Has the thread run?
 //!
@@ -59,8 +74,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
-use crate::registers;
-use crate::slots::{HandlerResult, MAX_THREADS, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
+use crate::hotspot::walker::{Broken, Ending};
+use crate::hotspot::{self, memory::VmMemory, walker};
+use crate::registers::{self, REGISTER_COUNT};
+use crate::slots::{HandlerResult, Slot, MAX_THREADS, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
 
 /// Signals that did not come from the sampler (no pcct `si_value`).
 pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
@@ -135,18 +152,15 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     (now.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(now.tv_nsec as u64)
 }
 
-#[inline]
-fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
 /// The `SA_SIGINFO` handler installed for the sampling signal.
 ///
 /// # Safety
 /// Called by the kernel only, with a valid `siginfo_t` and `ucontext_t`.
 pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     let _errno = ErrnoGuard::save();
-    let start = monotonic_ns();
+    // The handler's own CPU time (not wall time: a handler preempted on a
+    // busy machine has not cost more).
+    let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     if info.is_null() || ucontext.is_null() {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
@@ -192,26 +206,128 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let has_not_run = previous == checksum
         && previous_cpu != 0
         && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
-    let result = if has_not_run {
-        RESULT_FILTERED
+    let captured = if has_not_run {
+        Captured { result: RESULT_FILTERED, walker: Walker::None, broken: 0 }
     } else {
-        match agct::function() {
-            None => RESULT_NO_AGCT,
-            Some(async_get_call_trace) => {
-                let (frames, capacity) = slot.buffer();
-                let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames };
-                // SAFETY: AsyncGetCallTrace is called on the interrupted thread
-                // with its ucontext, and writes at most `capacity` frames into
-                // the slot's buffer, which holds `capacity` frames and is used by
-                // nobody else while the slot is IN_HANDLER.
-                unsafe { async_get_call_trace(&mut trace, capacity as i32, ucontext) };
-                trace.num_frames
-            }
-        }
+        // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
+        // `ucontext` is the kernel's.
+        unsafe { capture(slot, ucontext, &registers, tid) }
     };
-    slot.last_cpu_ns.store(clock_ns(libc::CLOCK_THREAD_CPUTIME_ID), Ordering::Relaxed);
-    let handler_ns = monotonic_ns().wrapping_sub(start);
-    slot.publish(HandlerResult { result, checksum, handler_ns });
+    let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    slot.last_cpu_ns.store(end, Ordering::Relaxed);
+    let handler_ns = end.wrapping_sub(start);
+    slot.publish(HandlerResult {
+        result: captured.result,
+        walker: captured.walker as u8,
+        broken: captured.broken,
+        checksum,
+        handler_ns,
+    });
+}
+
+/// Which walker produced a sample's frames.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walker {
+    /// No walk (filtered).
+    None = 0,
+    /// pcct's own walker, to the bottom of the stack (or the depth).
+    Vm = 1,
+    /// AsyncGetCallTrace (pcct's walker stopped early, or is not available).
+    Agct = 2,
+    /// pcct's walker stopped early and AsyncGetCallTrace failed too: the
+    /// frames are the top of the stack pcct's walker read.
+    VmPartial = 3,
+}
+
+impl Walker {
+    pub fn from_u8(value: u8) -> Walker {
+        match value {
+            1 => Walker::Vm,
+            2 => Walker::Agct,
+            3 => Walker::VmPartial,
+            _ => Walker::None,
+        }
+    }
+}
+
+/// What the handler leaves for the sampler besides the frames.
+struct Captured {
+    result: i32,
+    walker: Walker,
+    broken: u8,
+}
+
+/// Walks the stack into the slot's buffer: pcct's walker first, then
+/// AsyncGetCallTrace for what it could not finish (written after pcct's
+/// partial frames, so they survive if AsyncGetCallTrace fails too).
+///
+/// # Safety
+/// The slot is IN_HANDLER (its buffer is the caller's); `ucontext` is the
+/// kernel's for this signal, on the thread `tid` it interrupted.
+unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER_COUNT], tid: i32) -> Captured {
+    let (buffer, capacity) = slot.buffer();
+    let mut partial = 0;
+    let mut broken = 0;
+    if let Some(vm) = hotspot::vm() {
+        let env = slot.env.load(Ordering::Relaxed) as usize;
+        let thread =
+            vm.java_thread_of(env).filter(|&thread| walker::os_thread_id(&VmMemory, &vm.layout, thread) == Some(tid));
+        match thread {
+            Some(thread) => {
+                // SAFETY: the buffer holds `capacity` frames and is ours (IN_HANDLER).
+                let out = unsafe { std::slice::from_raw_parts_mut(buffer, capacity) };
+                let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out);
+                match walk.ending {
+                    Ending::Complete | Ending::Full => {
+                        return Captured { result: walk.frames as i32, walker: Walker::Vm, broken: 0 }
+                    }
+                    Ending::Broken(reason) => {
+                        partial = walk.frames;
+                        broken = reason as u8;
+                    }
+                }
+            }
+            None => broken = Broken::NoThread as u8,
+        }
+    }
+    let Some(async_get_call_trace) = agct::function() else {
+        return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken };
+    };
+    // SAFETY: `partial` < `capacity` (a walk that fills the buffer ends Full).
+    let rest = unsafe { buffer.add(partial) };
+    let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames: rest };
+    // SAFETY: AsyncGetCallTrace is called on the interrupted thread with its
+    // ucontext, and writes at most `capacity - partial` frames into the rest
+    // of the slot's buffer.
+    unsafe { async_get_call_trace(&mut trace, (capacity - partial) as i32, ucontext) };
+    if trace.num_frames > 0 {
+        // Its frames replace pcct's partial ones (a plain loop: no memmove
+        // call in the handler).
+        let mut index = 0;
+        while partial > 0 && index < trace.num_frames as usize {
+            // SAFETY: both indices are below `capacity`.
+            unsafe { *buffer.add(index) = *buffer.add(partial + index) };
+            index += 1;
+        }
+        return Captured { result: trace.num_frames, walker: Walker::Agct, broken };
+    }
+    if partial > 0 {
+        return Captured { result: partial as i32, walker: Walker::VmPartial, broken };
+    }
+    Captured { result: trace.num_frames, walker: Walker::Agct, broken }
+}
+
+/// The registers pcct's walker starts from.
+#[inline]
+fn walker_registers(registers: &[u64; REGISTER_COUNT]) -> walker::Registers {
+    walker::Registers {
+        pc: registers[registers::RIP] as usize,
+        sp: registers[registers::RSP] as usize,
+        fp: registers[registers::RBP] as usize,
+        rbx: registers[registers::RBX] as usize,
+        r13: registers[registers::R13] as usize,
+    }
 }
 
 #[cfg(test)]

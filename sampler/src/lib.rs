@@ -26,6 +26,7 @@ pub mod config;
 pub mod counters;
 mod error;
 pub mod handler;
+pub mod hotspot;
 pub mod recent;
 pub mod registers;
 pub mod resolve;

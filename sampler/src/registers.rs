@@ -31,8 +31,13 @@ const RESTART_ARTIFACTS: [u64; 8] = [
     (-516i64) as u64, // -ERESTART_RESTARTBLOCK
 ];
 
-/// Index of rax in the array [`read`] returns.
+/// Indices in the array [`read`] returns.
+pub const RIP: usize = 0;
+pub const RSP: usize = 1;
+pub const RBP: usize = 2;
 const RAX: usize = 3;
+pub const RBX: usize = 4;
+pub const R13: usize = 14;
 
 /// The checksum of a register set. Pure arithmetic: no allocation, no
 /// memory beyond the argument, safe to call from a signal handler.

@@ -25,12 +25,15 @@ use pcct::{Builtin, Frame, Marks, MethodId, Weight};
 use crate::agct::AgctError;
 use crate::config::Mode;
 use crate::counters::Counters;
-use crate::handler;
+use crate::handler::{self, Walker};
+use crate::hotspot::walker::Broken;
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
 use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
-use crate::slots::{self, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
+use crate::slots::{
+    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+};
 use crate::timer::{now_ns, BusyWaitTimer};
 
 /// Ticks a request may stay unanswered before it is withdrawn.
@@ -75,6 +78,9 @@ struct Collected {
     checksum: u64,
     cpu_delta: u64,
     wall_delta: u64,
+    /// Which walker wrote the frames, and why pcct's stopped early (0: it did not).
+    walker: Walker,
+    broken: u8,
     /// (jmethodID, bci), leaf first.
     frames: Vec<(usize, i32)>,
 }
@@ -82,7 +88,7 @@ struct Collected {
 /// What a collected sample is, decided before anything is recorded
 /// ([`classify`]); [`Sampler::apply`] records each kind its own way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Classification {
+enum Classification {
     /// The register checksum matched: the thread had not run (no walk).
     Filtered,
     /// Filtered in wall mode: the thread's wall time is credited to its
@@ -96,19 +102,26 @@ pub(crate) enum Classification {
     ZeroCpu,
     /// Walked: recorded, under `[truncated]` when deeper than `depth`.
     Recorded { truncated: bool },
+    /// Only the top of the stack could be walked (pcct's walker stopped
+    /// for this reason and AsyncGetCallTrace failed): recorded under a
+    /// `[break_<reason>]` pseudo-frame in place of the callers.
+    Partial(Broken),
 }
 
 /// Classifies a sample from the handler's `result` (frames written or a
 /// failure code), the CPU time since the thread's previous sample, the
 /// number of frames copied, the mode and the depth limit. Pure.
-pub(crate) fn classify(result: i32, cpu_delta: u64, frames: usize, mode: Mode, depth: usize) -> Classification {
-    match result {
+fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
+    match sample.result {
         RESULT_FILTERED if mode == Mode::Wall => Classification::Credited,
         RESULT_FILTERED => Classification::Filtered,
-        RESULT_NO_AGCT => Classification::Failed(AgctError::Other(result)),
+        RESULT_NO_AGCT => Classification::Failed(AgctError::Other(sample.result)),
         code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
-        _ if mode == Mode::Cpu && cpu_delta == 0 => Classification::ZeroCpu,
-        _ => Classification::Recorded { truncated: frames > depth },
+        _ if mode == Mode::Cpu && sample.cpu_delta == 0 => Classification::ZeroCpu,
+        _ => match (sample.walker, Broken::from_u8(sample.broken)) {
+            (Walker::VmPartial, Some(reason)) => Classification::Partial(reason),
+            _ => Classification::Recorded { truncated: sample.frames.len() > depth },
+        },
     }
 }
 
@@ -122,6 +135,8 @@ pub struct Sampler<'r> {
     scratch_stack: Vec<Frame>,
     scratch_marks: Marks,
     pseudo: Vec<MethodId>,
+    /// `[break_<reason>]` pseudo-frames, indexed like [`Broken::ALL`].
+    break_pseudo: Vec<MethodId>,
     tick: u64,
     mode: Mode,
     /// Sampling was paused (`/api/sampling`) at the previous tick.
@@ -147,6 +162,7 @@ impl<'r> Sampler<'r> {
             scratch_stack: Vec::with_capacity(depth + 1),
             scratch_marks: Marks::new(),
             pseudo: Vec::new(),
+            break_pseudo: Vec::new(),
             tick: 0,
             mode,
             paused: false,
@@ -266,6 +282,10 @@ impl<'r> Sampler<'r> {
             let names = AgctError::ALL.iter().chain(std::iter::once(&AgctError::Other(0)));
             let methods = Arc::make_mut(&mut profile.methods);
             self.pseudo = names.map(|error| methods.intern_pseudo(error.pseudo_frame())).collect();
+            self.break_pseudo = Broken::ALL
+                .iter()
+                .map(|reason| methods.intern_pseudo(&format!("[break_{}]", reason.label())))
+                .collect();
         }
         let mut recent = shared.recent.lock();
         let pending = std::mem::take(&mut self.pending);
@@ -347,7 +367,7 @@ impl<'r> Sampler<'r> {
     fn collect_ready(&mut self, index: usize, slot: &Slot) {
         let mut frames = Vec::new();
         let Some(drained) = slot.drain(&mut frames) else { return };
-        self.shared.counters.handler_time.observe(drained.handler.handler_ns);
+        self.count_walk(&drained.handler);
         let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == drained.generation) else {
             counters_add(&self.shared.counters.samples_retired, 1);
             return;
@@ -359,12 +379,31 @@ impl<'r> Sampler<'r> {
             tid: state.tid,
             result: drained.handler.result,
             checksum: drained.handler.checksum,
+            walker: Walker::from_u8(drained.handler.walker),
+            broken: drained.handler.broken,
             cpu_delta: state.cpu_at_request.saturating_sub(state.cpu_at_sample),
             wall_delta: state.wall_at_request.saturating_sub(state.wall_at_sample),
             frames,
         });
         state.cpu_at_sample = state.cpu_at_request;
         state.wall_at_sample = state.wall_at_request;
+    }
+
+    /// Counts which walker walked a sample, and why pcct's stopped early.
+    fn count_walk(&self, handler: &HandlerResult) {
+        let counters = &self.shared.counters;
+        counters.handler_time.observe(handler.handler_ns);
+        if let Some(reason) = Broken::from_u8(handler.broken) {
+            counters.count_walker_broken(reason);
+        }
+        if handler.result > 0 {
+            match Walker::from_u8(handler.walker) {
+                Walker::Vm => counters_add(&counters.walks_vm, 1),
+                Walker::Agct => counters_add(&counters.walks_agct, 1),
+                Walker::VmPartial => counters_add(&counters.walks_partial, 1),
+                Walker::None => {}
+            }
+        }
     }
 
     /// Step 4 for one sample: classify it, then record it.
@@ -388,13 +427,18 @@ impl<'r> Sampler<'r> {
         };
         let depth = self.shared.config.depth;
         let weight = Weight { samples: 1, cpu_ns: sample.cpu_delta, wall_ns: sample.wall_delta };
-        record.outcome = match classify(sample.result, sample.cpu_delta, sample.frames.len(), self.mode, depth) {
+        record.outcome = match classify(sample, self.mode, depth) {
             Classification::Filtered => self.record_filtered(sample.cpu_delta),
             Classification::Credited => self.record_credit(profile, &state, weight),
             Classification::Failed(error) => self.record_failure(profile, &mut state, error, weight, &mut record),
             Classification::ZeroCpu => self.record_filtered(0),
             Classification::Recorded { truncated } => {
-                self.record_stack(profile, &mut state, sample, truncated, weight, &mut record)
+                let root = truncated.then(|| Builtin::Truncated.id());
+                self.record_stack(profile, &mut state, sample, root, weight, &mut record)
+            }
+            Classification::Partial(reason) => {
+                let root = Some(self.break_pseudo[reason as usize - 1]);
+                self.record_stack(profile, &mut state, sample, root, weight, &mut record)
             }
         };
         self.threads[sample.slot] = Some(state);
@@ -455,13 +499,14 @@ impl<'r> Sampler<'r> {
         Outcome::Failed { code: error.code() }
     }
 
-    /// A walked stack: named, recorded through the thread's marks.
+    /// A walked stack: named, recorded through the thread's marks, under
+    /// `root` (`[truncated]`, `[break_<reason>]`) when its bottom is missing.
     fn record_stack(
         &mut self,
         profile: &mut crate::shared::Profile,
         state: &mut ThreadState,
         sample: &Collected,
-        truncated: bool,
+        root: Option<MethodId>,
         weight: Weight,
         record: &mut SampleRecord,
     ) -> Outcome {
@@ -470,9 +515,11 @@ impl<'r> Sampler<'r> {
         state.ever_walked = true;
         let used = &sample.frames[..sample.frames.len().min(self.shared.config.depth)];
         self.scratch_stack.clear();
-        if truncated {
-            counters_add(&counters.samples_truncated, 1);
-            self.scratch_stack.push(Frame::new(Builtin::Truncated.id(), -1));
+        if let Some(root) = root {
+            if root == Builtin::Truncated.id() {
+                counters_add(&counters.samples_truncated, 1);
+            }
+            self.scratch_stack.push(Frame::new(root, -1));
         }
         for &(method_id, bci) in used.iter().rev() {
             let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
@@ -642,35 +689,65 @@ mod tests {
 
     const DEPTH: usize = 8;
 
+    fn sample(result: i32, cpu_delta: u64, frames: usize) -> Collected {
+        Collected {
+            slot: 0,
+            generation: 1,
+            tid: 1,
+            result,
+            checksum: 0,
+            cpu_delta,
+            wall_delta: 1,
+            walker: Walker::Vm,
+            broken: 0,
+            frames: vec![(0x100, 0); frames],
+        }
+    }
+
+    fn classify_one(result: i32, cpu_delta: u64, frames: usize, mode: Mode) -> Classification {
+        classify(&sample(result, cpu_delta, frames), mode, DEPTH)
+    }
+
     #[test]
     fn a_matching_checksum_is_filtered_in_cpu_mode_and_credited_in_wall_mode() {
-        assert_eq!(classify(RESULT_FILTERED, 5_000, 0, Mode::Cpu, DEPTH), Classification::Filtered);
-        assert_eq!(classify(RESULT_FILTERED, 5_000, 0, Mode::Wall, DEPTH), Classification::Credited);
+        assert_eq!(classify_one(RESULT_FILTERED, 5_000, 0, Mode::Cpu), Classification::Filtered);
+        assert_eq!(classify_one(RESULT_FILTERED, 5_000, 0, Mode::Wall), Classification::Credited);
     }
 
     #[test]
     fn failure_codes_become_failures_with_their_reason() {
-        assert_eq!(classify(-2, 1, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::GcActive));
-        assert_eq!(classify(0, 1, 0, Mode::Wall, DEPTH), Classification::Failed(AgctError::NoJavaFrame));
-        assert_eq!(classify(-42, 1, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::Other(-42)));
+        assert_eq!(classify_one(-2, 1, 0, Mode::Cpu), Classification::Failed(AgctError::GcActive));
+        assert_eq!(classify_one(0, 1, 0, Mode::Wall), Classification::Failed(AgctError::NoJavaFrame));
+        assert_eq!(classify_one(-42, 1, 0, Mode::Cpu), Classification::Failed(AgctError::Other(-42)));
         assert_eq!(
-            classify(RESULT_NO_AGCT, 1, 0, Mode::Cpu, DEPTH),
+            classify_one(RESULT_NO_AGCT, 1, 0, Mode::Cpu),
             Classification::Failed(AgctError::Other(RESULT_NO_AGCT))
         );
         // A failure is a failure even with no CPU used.
-        assert_eq!(classify(-5, 0, 0, Mode::Cpu, DEPTH), Classification::Failed(AgctError::UnknownJava));
+        assert_eq!(classify_one(-5, 0, 0, Mode::Cpu), Classification::Failed(AgctError::UnknownJava));
     }
 
     #[test]
     fn a_walked_stack_without_cpu_is_filtered_only_in_cpu_mode() {
-        assert_eq!(classify(3, 0, 3, Mode::Cpu, DEPTH), Classification::ZeroCpu);
-        assert_eq!(classify(3, 0, 3, Mode::Wall, DEPTH), Classification::Recorded { truncated: false });
+        assert_eq!(classify_one(3, 0, 3, Mode::Cpu), Classification::ZeroCpu);
+        assert_eq!(classify_one(3, 0, 3, Mode::Wall), Classification::Recorded { truncated: false });
     }
 
     #[test]
     fn stacks_deeper_than_the_depth_are_truncated() {
-        assert_eq!(classify(3, 1, 3, Mode::Cpu, DEPTH), Classification::Recorded { truncated: false });
-        assert_eq!(classify(8, 1, DEPTH, Mode::Cpu, DEPTH), Classification::Recorded { truncated: false });
-        assert_eq!(classify(9, 1, DEPTH + 1, Mode::Cpu, DEPTH), Classification::Recorded { truncated: true });
+        assert_eq!(classify_one(3, 1, 3, Mode::Cpu), Classification::Recorded { truncated: false });
+        assert_eq!(classify_one(8, 1, DEPTH, Mode::Cpu), Classification::Recorded { truncated: false });
+        assert_eq!(classify_one(9, 1, DEPTH + 1, Mode::Cpu), Classification::Recorded { truncated: true });
+    }
+
+    #[test]
+    fn a_stack_only_walked_at_its_top_is_partial_with_the_reason() {
+        let mut partial = sample(4, 1, 4);
+        partial.walker = Walker::VmPartial;
+        partial.broken = Broken::Interpreted as u8;
+        assert_eq!(classify(&partial, Mode::Cpu, DEPTH), Classification::Partial(Broken::Interpreted));
+        // Walked by AsyncGetCallTrace after pcct's walker stopped: whole.
+        partial.walker = Walker::Agct;
+        assert_eq!(classify(&partial, Mode::Cpu, DEPTH), Classification::Recorded { truncated: false });
     }
 }

@@ -98,6 +98,11 @@ pub(crate) struct HandlerResult {
     /// Frames written (> 0), AsyncGetCallTrace's failure code (<= 0),
     /// [`RESULT_FILTERED`] or [`RESULT_NO_AGCT`].
     pub result: i32,
+    /// Which walker wrote the frames (a [`crate::handler::Walker`] as a byte).
+    pub walker: u8,
+    /// Why pcct's walker stopped early ([`crate::hotspot::walker::Broken`]
+    /// as a byte), 0 if it did not (or did not run).
+    pub broken: u8,
     /// The register checksum.
     pub checksum: u64,
     /// Time the handler took.
@@ -138,6 +143,8 @@ pub struct Slot {
     pub(crate) requested_cpu_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
+    walker: AtomicU8,
+    broken: AtomicU8,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
 }
@@ -156,6 +163,8 @@ impl Slot {
             last_cpu_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
+            walker: AtomicU8::new(0),
+            broken: AtomicU8::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
         }
@@ -253,6 +262,8 @@ impl Slot {
             return false;
         }
         self.result.store(handler.result, Ordering::Relaxed);
+        self.walker.store(handler.walker, Ordering::Relaxed);
+        self.broken.store(handler.broken, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
@@ -267,6 +278,8 @@ impl Slot {
         }
         let handler = HandlerResult {
             result: self.result.load(Ordering::Relaxed),
+            walker: self.walker.load(Ordering::Relaxed),
+            broken: self.broken.load(Ordering::Relaxed),
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
         };
@@ -559,7 +572,7 @@ mod tests {
     }
 
     fn result(frames: i32) -> HandlerResult {
-        HandlerResult { result: frames, checksum: 0xC0FFEE, handler_ns: 1234 }
+        HandlerResult { result: frames, walker: 1, broken: 0, checksum: 0xC0FFEE, handler_ns: 1234 }
     }
 
     /// Writes `count` frames into the buffer, as a handler would.

@@ -10,7 +10,8 @@ use pcct::MethodKind;
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 
 /// Pseudo-frames allowed in the profile: the root, `[unloaded]`, and one
-/// per AsyncGetCallTrace failure (samples, not frames with a name).
+/// per AsyncGetCallTrace failure (samples, not frames with a name); and
+/// `[break_<reason>]` roots of partial stacks.
 const ALLOWED_PSEUDO: &[&str] = &[
     "[root]",
     "[unloaded]",
@@ -46,7 +47,10 @@ per_jdk! {
             let method = profile.method_of(node);
             let ok = match method.kind {
                 MethodKind::Java => !method.class.is_empty() && !method.name.is_empty() && !method.name.starts_with('['),
-                MethodKind::Pseudo => ALLOWED_PSEUDO.contains(&method.name.as_str()),
+                // `[break_<reason>]`: the top of a stack only pcct's own walker could read.
+                MethodKind::Pseudo => {
+                    ALLOWED_PSEUDO.contains(&method.name.as_str()) || method.name.starts_with("[break_")
+                }
             };
             assert!(
                 ok,

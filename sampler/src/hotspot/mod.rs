@@ -1,0 +1,90 @@
+//! HotSpot, read from the inside: its self-description (VMStructs), its
+//! flags, and pcct's own Java stack walker over its frames.
+//!
+//! - [`vmstructs`]: the exported tables of field offsets, type sizes and constants;
+//! - [`flags`]: the flag table, and `DebugNonSafepoints` turned on;
+//! - [`layout`]: what the walker needs, from the tables and the running VM;
+//! - [`safe_read`]: reads that survive a bad pointer (a fault handler);
+//! - [`memory`]: the walker's memory, real or synthetic;
+//! - [`code`]: code heaps, code blobs, nmethods, debug information, jmethodIDs;
+//! - [`walker`]: the frame walk the signal handler runs.
+//!
+//! [`init`] prepares it all on the sampler thread, after VMInit; the
+//! handler reads the result through [`vm`] (one atomic load).
+
+pub mod code;
+pub mod flags;
+pub mod layout;
+pub mod memory;
+pub mod safe_read;
+pub mod vmstructs;
+pub mod walker;
+
+use std::sync::OnceLock;
+
+use layout::Layout;
+use memory::VmMemory;
+use vmstructs::VmStructs;
+
+/// What the handler needs to walk this VM's stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vm {
+    pub layout: Layout,
+    /// `JNIEnv*` minus `JavaThread*`: a thread's `JavaThread` from its JNIEnv.
+    pub env_offset: usize,
+}
+
+impl Vm {
+    /// The `JavaThread*` whose JNIEnv is `env`.
+    pub fn java_thread_of(&self, env: usize) -> Option<usize> {
+        env.checked_sub(self.env_offset).filter(|&thread| thread != 0)
+    }
+}
+
+static VM: OnceLock<Vm> = OnceLock::new();
+
+/// The walker's view of the VM, once [`init`] succeeded. Async-signal-safe.
+#[inline]
+pub fn vm() -> Option<&'static Vm> {
+    VM.get()
+}
+
+/// Why pcct's walker is not available (AsyncGetCallTrace alone walks).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error("this JVM exports no VMStructs tables (not HotSpot?)")]
+    NoTables,
+    #[error(transparent)]
+    Missing(#[from] layout::Missing),
+    #[error("cannot install the fault handler for safe reads: {0}")]
+    FaultHandler(String),
+    #[error("the sampler thread's JavaThread was not found (JNIEnv {env:#x}, java.lang.Thread.eetop {thread:#x})")]
+    NoThread { env: usize, thread: usize },
+}
+
+/// Prepares the walker: reads the tables and the VM's code layout, installs
+/// the fault handler. `env` and `java_thread` are the calling thread's
+/// `JNIEnv*` and `JavaThread*` (`java.lang.Thread.eetop`): their difference
+/// names every other thread's `JavaThread` from its JNIEnv. Call after
+/// VMInit, before any signal is sent; later calls return the first result.
+pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
+    if let Some(vm) = VM.get() {
+        return Ok(vm);
+    }
+    if java_thread == 0 || env <= java_thread || env - java_thread > 1 << 16 {
+        return Err(InitError::NoThread { env, thread: java_thread });
+    }
+    safe_read::install().map_err(|error| InitError::FaultHandler(error.to_string()))?;
+    let tables = VmStructs::of_this_process().ok_or(InitError::NoTables)?;
+    let (mut layout, statics) = Layout::from_tables(&tables)?;
+    layout.read_runtime(&VmMemory, &statics)?;
+    let vm = Vm { layout, env_offset: env - java_thread };
+    // The thread's own JavaThread must name its own OS thread.
+    if walker::os_thread_id(&VmMemory, &layout, java_thread) != Some(crate::slots::current_tid()) {
+        return Err(InitError::NoThread { env, thread: java_thread });
+    }
+    Ok(VM.get_or_init(|| vm))
+}
+
+#[cfg(test)]
+mod tests;

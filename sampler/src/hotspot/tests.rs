@@ -1,0 +1,461 @@
+//! The walker on synthetic stacks: a made-up VM (code heap, nmethod with
+//! inlined scopes, interpreter, call stub, thread) in [`FakeMemory`], whose
+//! every byte is known, then the same VM with garbage everywhere.
+
+use super::code::{self, BlobKind};
+use super::layout::{
+    BlobLayout, CodeBegin, DebugInfo, Heap, HeapLayout, Layout, Metadata, MethodLayout, Runtime, ThreadLayout,
+    VerifiedEntry, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP,
+};
+use super::memory::{FakeMemory, Memory};
+use super::walker::{self, Broken, Ending, Registers, Walk, UNKNOWN_BCI};
+use crate::agct::CallFrame;
+
+const HEAP: usize = 0x1000_0000;
+const CODE: usize = 0x2000_0000;
+const CODE_SIZE: usize = 0x10000;
+const SEGMAP: usize = 0x3000_0000;
+const SHIFT: u32 = 7;
+const INTERPRETER: usize = 0x4000_0000;
+const NAMES: usize = 0x5000_0000;
+const METADATA: usize = 0x5100_0000;
+const SCOPES: usize = 0x5200_0000;
+const THREAD: usize = 0x6000_0000;
+const OSTHREAD: usize = 0x6100_0000;
+const STACK: usize = 0x7000_0000;
+const STACK_SIZE: usize = 0x10000;
+const TID: i32 = 777;
+
+/// The nmethod: its blob after a 16-byte heap block header at CODE.
+const NM: usize = CODE + 16;
+const NM_CODE: usize = NM + 0x100;
+const NM_FRAME_WORDS: usize = 6;
+/// The call stub's blob (segment 32), and its return address.
+const STUB: usize = CODE + (32 << SHIFT) + 16;
+const CALL_STUB_RETURN: usize = STUB + 0x120;
+
+/// Methods A and B (compiled, B inlined into A) and C (interpreted).
+const METHOD_A: usize = METADATA + 0x1000;
+const METHOD_B: usize = METADATA + 0x2000;
+const METHOD_C: usize = METADATA + 0x3000;
+
+fn layout() -> Layout {
+    Layout {
+        major: 17,
+        blob: BlobLayout {
+            name: 0,
+            size: 8,
+            frame_size: 12,
+            frame_complete: 16,
+            frame_complete_is_short: false,
+            code_begin: CodeBegin::Pointer(24),
+            method: 32,
+            verified_entry: VerifiedEntry::Pointer(40),
+            compile_id: 48,
+            debug_info: DebugInfo::InBlob { pcs_begin: 52, pcs_end: 56, scopes_pointer: 64 },
+            metadata: Metadata::InBlob { offset_field: 72 },
+        },
+        method: MethodLayout {
+            const_method: 8,
+            constants: 8,
+            idnum: 16,
+            code_size: 18,
+            const_method_size: 48,
+            pool_holder: 24,
+            jmethod_ids: 32,
+        },
+        thread: ThreadLayout {
+            anchor: 0x100,
+            state: 0x200,
+            osthread: 0x208,
+            os_thread_id: 8,
+            stack_base: 0x210,
+            stack_size: 0x218,
+            vframe_array_head: 0x220,
+            anchor_sp: 0,
+            anchor_pc: 8,
+            anchor_fp: 16,
+            call_wrapper_anchor: 32,
+            entry_frame_call_wrapper: -48,
+            in_java: 8,
+            in_java_trans: 9,
+        },
+        heap: HeapLayout { memory: 0, segmap: 64, low: 16, high: 24, block_size: 16, block_used: 8 },
+        unsigned5_base: 0,
+        runtime: Runtime {
+            heaps: [
+                Heap { low: CODE, high: CODE + CODE_SIZE, segmap: SEGMAP, shift: SHIFT },
+                Heap::default(),
+                Heap::default(),
+                Heap::default(),
+            ],
+            heap_count: 1,
+            code_low: CODE,
+            code_high: CODE + CODE_SIZE,
+            interpreter_low: INTERPRETER,
+            interpreter_high: INTERPRETER + 0x1000,
+            call_stub_return: CALL_STUB_RETURN,
+        },
+    }
+}
+
+/// The synthetic VM, and where its stack's frames are.
+struct Vm {
+    memory: FakeMemory,
+    layout: Layout,
+    /// Compiled frame (top), interpreted frame, entry frame.
+    compiled_sp: usize,
+    interpreted_fp: usize,
+    entry_fp: usize,
+}
+
+fn put_word(memory: &mut FakeMemory, address: usize, value: usize) {
+    memory.put_u64(address, value as u64);
+}
+
+/// A `Method*` with a ConstMethod, constant pool, holder and jmethodID.
+fn method(memory: &mut FakeMemory, method: usize, idnum: u16) {
+    let const_method = method + 0x100;
+    let constants = method + 0x200;
+    let holder = method + 0x300;
+    let ids = method + 0x400;
+    let id_slot = method + 0x500;
+    put_word(memory, method + 8, const_method);
+    put_word(memory, const_method + 8, constants);
+    memory.put_u16(const_method + 16, idnum);
+    memory.put_u16(const_method + 18, 32); // 32 bytes of bytecode
+    put_word(memory, constants + 24, holder);
+    put_word(memory, holder + 32, ids);
+    put_word(memory, ids, idnum as usize + 1); // length
+    put_word(memory, ids + (idnum as usize + 1) * 8, id_slot);
+    put_word(memory, id_slot, method);
+}
+
+/// A method's jmethodID in the synthetic VM.
+fn id(method: usize) -> usize {
+    method + 0x500
+}
+
+/// UNSIGNED5 as HotSpot writes it (base 0).
+fn unsigned5(value: u32, out: &mut Vec<u8>) {
+    let mut rest = value;
+    for index in 0..5 {
+        if rest < 192 || index == 4 {
+            out.push(rest as u8);
+            return;
+        }
+        let low = 192 + (rest % 64);
+        out.push(low as u8);
+        rest = (rest - low) / 64;
+    }
+}
+
+fn build() -> Vm {
+    let mut memory = FakeMemory::default();
+    let layout = layout();
+    for (base, size) in [
+        (HEAP, 0x100),
+        (CODE, CODE_SIZE),
+        (SEGMAP, CODE_SIZE >> SHIFT),
+        (INTERPRETER, 0x1000),
+        (NAMES, 0x100),
+        (METADATA, 0x4000),
+        (SCOPES, 0x100),
+        (THREAD, 0x400),
+        (OSTHREAD, 0x100),
+        (STACK, STACK_SIZE),
+    ] {
+        memory.map(base, size);
+    }
+    // The heap: committed from CODE to CODE + CODE_SIZE, its segment map.
+    put_word(&mut memory, HEAP + 16, CODE);
+    put_word(&mut memory, HEAP + 24, CODE + CODE_SIZE);
+    put_word(&mut memory, HEAP + 64 + 16, SEGMAP);
+    for index in 0..(CODE_SIZE >> SHIFT) {
+        memory.put_u8(SEGMAP + index, 0xFF);
+    }
+    // Blocks: the nmethod in segments 0..8, the call stub in 32..36.
+    for (first, count) in [(0usize, 8usize), (32, 4)] {
+        for segment in 0..count {
+            memory.put_u8(SEGMAP + first + segment, segment.min(0xFE) as u8);
+        }
+        let block = CODE + (first << SHIFT);
+        put_word(&mut memory, block, count);
+        memory.put_u8(block + 8, 1);
+    }
+    memory.write(NAMES, b"nmethod\0");
+    memory.write(NAMES + 0x20, b"StubRoutines (1)\0");
+    // The nmethod.
+    put_word(&mut memory, NM, NAMES);
+    memory.put_u32(NM + 8, (8 << SHIFT) - 16);
+    memory.put_u32(NM + 12, NM_FRAME_WORDS as u32);
+    memory.put_u32(NM + 16, 0x10);
+    put_word(&mut memory, NM + 24, NM_CODE);
+    put_word(&mut memory, NM + 32, METHOD_A);
+    put_word(&mut memory, NM + 40, NM_CODE);
+    memory.put_u32(NM + 48, 42);
+    // PcDescs at NM + 0x200: sentinel, 0x40 -> scope at 10, 0x80 -> scope at 0 (none), sentinel.
+    let pcs = [(-1i32, 0i32), (0x40, 10), (0x80, 0), (0x7FFF_FFFF, 0)];
+    for (index, (pc, scope)) in pcs.iter().enumerate() {
+        memory.put_u32(NM + 0x200 + index * 16, *pc as u32);
+        memory.put_u32(NM + 0x200 + index * 16 + 4, *scope as u32);
+    }
+    memory.put_u32(NM + 52, 0x200);
+    memory.put_u32(NM + 56, 0x200 + pcs.len() as u32 * 16);
+    put_word(&mut memory, NM + 64, SCOPES);
+    memory.put_u32(NM + 72, 0x300);
+    put_word(&mut memory, NM + 0x300, METHOD_A); // metadata_at(1)
+    put_word(&mut memory, NM + 0x308, METHOD_B); // metadata_at(2)
+                                                 // Scopes: at 10, B (index 2) at bci 10, inlined into the scope at 1:
+                                                 // A (index 1) at bci 5. bci is stored plus one.
+    let mut scopes = vec![0u8; 1];
+    unsigned5(0, &mut scopes);
+    unsigned5(1, &mut scopes);
+    unsigned5(5 + 1, &mut scopes);
+    scopes.resize(10, 0);
+    unsigned5(1, &mut scopes);
+    unsigned5(2, &mut scopes);
+    unsigned5(300 + 1, &mut scopes); // a bci needing two bytes
+    memory.write(SCOPES, &scopes);
+    // The call stub.
+    put_word(&mut memory, STUB, NAMES + 0x20);
+    memory.put_u32(STUB + 8, 4 << SHIFT);
+    put_word(&mut memory, STUB + 24, STUB + 0x100);
+    method(&mut memory, METHOD_A, 0);
+    method(&mut memory, METHOD_B, 1);
+    method(&mut memory, METHOD_C, 2);
+    // The thread: in Java, its stack, its OS thread.
+    put_word(&mut memory, THREAD + 0x210, STACK + STACK_SIZE);
+    put_word(&mut memory, THREAD + 0x218, STACK_SIZE);
+    memory.put_u32(THREAD + 0x200, 8);
+    put_word(&mut memory, THREAD + 0x208, OSTHREAD);
+    memory.put_u32(OSTHREAD + 8, TID as u32);
+    // The stack, from the top: a compiled frame (6 words), an interpreted
+    // frame, an entry frame whose call wrapper's anchor is empty.
+    let compiled_sp = STACK + 0x8000;
+    let interpreted_fp = compiled_sp + NM_FRAME_WORDS * 8 + 0x40;
+    let entry_fp = interpreted_fp + 0x100;
+    put_word(&mut memory, compiled_sp + NM_FRAME_WORDS * 8 - 8, INTERPRETER + 0x80);
+    put_word(&mut memory, compiled_sp + NM_FRAME_WORDS * 8 - 16, interpreted_fp);
+    let slot = |words: isize| interpreted_fp.wrapping_add_signed(words * 8);
+    put_word(&mut memory, slot(INTERPRETER_METHOD), METHOD_C);
+    put_word(&mut memory, slot(INTERPRETER_BCP), METHOD_C + 0x100 + 48 + 7);
+    put_word(&mut memory, slot(INTERPRETER_SENDER_SP), interpreted_fp + 16);
+    put_word(&mut memory, interpreted_fp, entry_fp);
+    put_word(&mut memory, interpreted_fp + 8, CALL_STUB_RETURN);
+    let wrapper = entry_fp + 0x80;
+    put_word(&mut memory, entry_fp - 48, wrapper);
+    put_word(&mut memory, wrapper + 32, 0);
+    Vm { memory, layout, compiled_sp, interpreted_fp, entry_fp }
+}
+
+impl Vm {
+    fn registers_at(&self, pc: usize) -> Registers {
+        Registers { pc, sp: self.compiled_sp, fp: 0xBAD, rbx: 0, r13: 0 }
+    }
+
+    fn walk(&self, registers: Registers, capacity: usize) -> (Walk, Vec<(usize, i32)>) {
+        let mut out = vec![CallFrame::EMPTY; capacity];
+        let walk = walker::walk(&self.memory, &self.layout, THREAD, registers, &mut out);
+        let frames = out[..walk.frames].iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect();
+        (walk, frames)
+    }
+}
+
+#[test]
+fn blobs_are_found_from_any_pc_inside_them() {
+    let vm = build();
+    for pc in [NM, NM_CODE, NM_CODE + 0x2EF, CODE + (8 << SHIFT) - 1] {
+        let blob = code::find_blob(&vm.memory, &vm.layout, pc).expect("the nmethod");
+        assert_eq!((blob.address, blob.kind, blob.frame_size), (NM, BlobKind::Nmethod, NM_FRAME_WORDS), "{pc:#x}");
+    }
+    let stub = code::find_blob(&vm.memory, &vm.layout, CALL_STUB_RETURN).expect("the call stub");
+    assert_eq!((stub.address, stub.kind), (STUB, BlobKind::Other));
+    assert!(stub.name_starts_with(b"StubRoutines"));
+    // A free segment, and a pc outside the heap.
+    assert_eq!(code::find_blob(&vm.memory, &vm.layout, CODE + (20 << SHIFT)), None);
+    assert_eq!(code::find_blob(&vm.memory, &vm.layout, CODE + CODE_SIZE + 8), None);
+}
+
+#[test]
+fn a_compiled_frame_with_inlining_an_interpreted_frame_and_an_entry_frame_walk_to_the_bottom() {
+    let vm = build();
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    // B (inlined, bci 300) in A (bci 5), then C interpreted at bci 7.
+    assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)]);
+}
+
+#[test]
+fn a_pc_without_debug_information_names_the_nmethods_method() {
+    let vm = build();
+    // 0x80's PcDesc has no scope.
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x70), 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    assert_eq!(frames[0], (id(METHOD_A), UNKNOWN_BCI));
+}
+
+#[test]
+fn a_thread_in_the_vm_is_walked_from_its_last_java_frame() {
+    let mut vm = build();
+    vm.memory.put_u32(THREAD + 0x200, 6); // _thread_in_vm
+    let anchor = THREAD + 0x100;
+    put_word(&mut vm.memory, anchor, vm.interpreted_fp - 0x40);
+    put_word(&mut vm.memory, anchor + 8, INTERPRETER + 0x10);
+    put_word(&mut vm.memory, anchor + 16, vm.interpreted_fp);
+    let (walk, frames) = vm.walk(vm.registers_at(0x1234), 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    assert_eq!(frames, vec![(id(METHOD_C), 7)]);
+    // No anchor: no Java frame.
+    put_word(&mut vm.memory, anchor, 0);
+    assert_eq!(vm.walk(vm.registers_at(0x1234), 16).0.ending, Ending::Broken(Broken::NoJavaFrame));
+}
+
+#[test]
+fn a_sample_in_a_prologue_leaves_by_the_return_address_at_the_sp() {
+    let mut vm = build();
+    // At the verified entry nothing is pushed: the return address (into
+    // the interpreter) is at the sp, and the caller's fp still in rbp.
+    let sp = vm.compiled_sp + NM_FRAME_WORDS * 8 - 8;
+    put_word(&mut vm.memory, sp, INTERPRETER + 0x80);
+    let registers = Registers { pc: NM_CODE, sp, fp: vm.interpreted_fp, rbx: 0, r13: 0 };
+    let (walk, frames) = vm.walk(registers, 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    assert_eq!(frames, vec![(id(METHOD_A), UNKNOWN_BCI), (id(METHOD_C), 7)]);
+}
+
+#[test]
+fn a_full_buffer_ends_the_walk_with_the_top_frames() {
+    let vm = build();
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 2);
+    assert_eq!(walk.ending, Ending::Full);
+    assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5)]);
+}
+
+#[test]
+fn a_jmethod_id_that_does_not_point_back_is_refused() {
+    let mut vm = build();
+    put_word(&mut vm.memory, id(METHOD_C), METHOD_A);
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+    assert_eq!(walk.ending, Ending::Broken(Broken::Interpreted));
+    assert_eq!(frames.len(), 2, "the frames above are kept");
+}
+
+#[test]
+fn frame_pointer_cycles_and_stacks_going_backwards_stop_the_walk() {
+    let mut vm = build();
+    // The interpreted frame's caller is itself.
+    put_word(&mut vm.memory, vm.interpreted_fp, vm.interpreted_fp);
+    put_word(&mut vm.memory, vm.interpreted_fp + 8, INTERPRETER + 0x10);
+    put_word(&mut vm.memory, vm.interpreted_fp - 8, vm.compiled_sp);
+    let (walk, _) = vm.walk(vm.registers_at(NM_CODE + 0x30), 64);
+    assert_eq!(walk.ending, Ending::Broken(Broken::StackRange));
+    // A stack pointer outside the thread's stack.
+    let mut registers = vm.registers_at(NM_CODE + 0x30);
+    registers.sp = STACK - 64;
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::StackRange));
+}
+
+#[test]
+fn an_entry_frame_with_a_wild_call_wrapper_stops_the_walk() {
+    let mut vm = build();
+    put_word(&mut vm.memory, vm.entry_fp - 48, 0xDEAD_BEEF);
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+    assert_eq!(walk.ending, Ending::Broken(Broken::EntryFrame));
+    assert_eq!(frames.len(), 3);
+}
+
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A word that is often a plausible address of the synthetic VM.
+    fn word(&mut self) -> usize {
+        let bases = [0, HEAP, CODE, NM, NM_CODE, SEGMAP, INTERPRETER, METADATA, SCOPES, THREAD, STACK, STACK + 0x8000];
+        let value = self.next();
+        match value % 4 {
+            0 => value as usize,
+            1 => bases[(value >> 8) as usize % bases.len()],
+            _ => bases[(value >> 8) as usize % bases.len()] + ((value >> 32) as usize % 0x9000),
+        }
+    }
+}
+
+/// Garbage stacks, garbage registers, garbage structures: every walk ends
+/// (no panic, no endless loop) within the buffer, whatever it reads.
+#[test]
+fn garbage_frames_and_structures_never_break_the_walker() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for round in 0..300 {
+        let mut vm = build();
+        // Overwrite a share of the stack and of the VM's structures with
+        // plausible-looking garbage.
+        let regions: [(usize, usize); 6] = [
+            (STACK + 0x7000, 0x2000),
+            (NM, 0x400),
+            (SCOPES, 0x40),
+            (METADATA, 0x4000),
+            (THREAD, 0x300),
+            (SEGMAP, CODE_SIZE >> SHIFT),
+        ];
+        for _ in 0..(round % 64 + 1) {
+            let (base, size) = regions[rng.next() as usize % regions.len()];
+            let at = base + (rng.next() as usize % (size - 8)) / 8 * 8;
+            if base == SEGMAP {
+                vm.memory.put_u8(at, rng.next() as u8);
+            } else {
+                put_word(&mut vm.memory, at, rng.word());
+            }
+        }
+        for _ in 0..20 {
+            let registers = Registers {
+                pc: if rng.next().is_multiple_of(2) { NM_CODE + rng.next() as usize % 0x300 } else { rng.word() },
+                sp: if rng.next().is_multiple_of(2) { vm.compiled_sp } else { rng.word() },
+                fp: rng.word(),
+                rbx: rng.word(),
+                r13: rng.word(),
+            };
+            let capacity = 1 + rng.next() as usize % 64;
+            let (walk, frames) = vm.walk(registers, capacity);
+            assert!(walk.frames <= capacity && frames.len() == walk.frames);
+        }
+    }
+}
+
+/// The real process's memory through the fault-safe reads: a walk whose
+/// registers and structures point at unmapped and unreadable memory reports
+/// a broken walk instead of crashing.
+#[test]
+fn a_walk_over_unmapped_memory_reads_nothing_and_survives() {
+    super::safe_read::install().expect("fault handler");
+    let memory = super::memory::VmMemory;
+    // A layout whose code heap and thread are at addresses nothing maps.
+    let mut layout = layout();
+    let nowhere = 0x7EAD_0000_0000;
+    layout.runtime.heaps[0] = Heap { low: nowhere, high: nowhere + 0x1000_0000, segmap: nowhere, shift: SHIFT };
+    layout.runtime.code_low = nowhere;
+    layout.runtime.code_high = nowhere + 0x1000_0000;
+    let mut out = [CallFrame::EMPTY; 8];
+    let walk = walker::walk(&memory, &layout, nowhere + 0x100, Registers::default(), &mut out);
+    assert_eq!(walk.ending, Ending::Broken(Broken::NoThread));
+    // A real, readable "thread" whose stack bounds are this thread's
+    // stack, and registers pointing into unmapped code.
+    let local = 0u64;
+    let here = &local as *const u64 as usize;
+    let mut thread = vec![0u64; 0x400 / 8];
+    thread[0x210 / 8] = (here + 0x1000) as u64;
+    thread[0x218 / 8] = 0x10000;
+    thread[0x200 / 8] = 8; // in Java
+    let registers = Registers { pc: nowhere + 0x40, sp: here & !7, fp: here & !7, rbx: nowhere, r13: nowhere };
+    let walk = walker::walk(&memory, &layout, thread.as_ptr() as usize, registers, &mut out);
+    assert_eq!(walk.frames, 0);
+    assert!(matches!(walk.ending, Ending::Broken(_)), "{walk:?}");
+    assert_eq!(memory.u64(nowhere), None);
+}

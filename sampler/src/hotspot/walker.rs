@@ -1,0 +1,607 @@
+//! pcct's own Java stack walker for HotSpot (x86-64), for the signal handler.
+//!
+//! It walks the interrupted thread's frames from the signal's registers (or
+//! from the thread's last Java frame when the thread is in the VM or native
+//! code), frame by frame, the way HotSpot's own `frame::sender` does:
+//!
+//! - **interpreted** frames (the program counter is in the interpreter):
+//!   the `Method*` and bytecode pointer are in the frame (`fp[-3]`,
+//!   `fp[-8]`), the caller's stack pointer at `fp[-1]`, its frame pointer
+//!   at `fp[0]` and the return address at `fp[1]`;
+//! - **compiled** frames (an nmethod): the PcDesc for the program counter
+//!   names the chain of inlined scopes (one Java frame each, innermost
+//!   first); the frame is `frame_size` words, the return address its last;
+//! - **entry** frames (the call stub, where the VM called Java): the
+//!   `JavaCallWrapper` above it holds the anchor of the Java frames that
+//!   called into the VM, where the walk continues; an empty anchor is the
+//!   bottom of the thread's Java stack: the walk is complete;
+//! - **stubs** (adapters, runtime stubs, vtable stubs): skipped by their
+//!   frame size or, at the top, by the few instruction patterns of their
+//!   entries;
+//! - **native** code called from Java without a last-Java-frame anchor (a
+//!   leaf call): followed by frame pointers until it reaches Java code.
+//!
+//! At the top of the stack a sample often lands where a frame is half built
+//! (an nmethod's prologue or epilogue, the interpreter's method entry);
+//! there the walker recognises the instructions HotSpot emits (as
+//! async-profiler does) or uses the interpreter's registers (`rbx` holds the
+//! `Method*`, `r13` the caller's stack pointer).
+//!
+//! Every read goes through [`Memory`] and every step is checked: the stack
+//! pointer must stay inside the thread's stack and grow, a frame must be
+//! plausible, a jmethodID must point back to its `Method*`. A walk that
+//! cannot go on stops with the reason ([`Broken`]); the handler then asks
+//! AsyncGetCallTrace, and what neither can walk keeps its pseudo-frame.
+//! No allocation, no lock: it runs in the signal handler.
+
+use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
+use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
+use super::memory::Memory;
+use crate::agct::CallFrame;
+
+/// Bytecode index reported for native methods (as AsyncGetCallTrace does).
+pub const NATIVE_BCI: i32 = -3;
+/// Bytecode index of a frame whose position in its method is unknown.
+pub const UNKNOWN_BCI: i32 = -1;
+/// Most frames (of any kind) stepped over in one walk.
+const MAX_STEPS: usize = 8192;
+/// Most native frames followed by frame pointers in a row.
+const MAX_NATIVE_FRAMES: usize = 32;
+/// Largest plausible interpreted frame, in bytes.
+const MAX_INTERPRETER_FRAME: usize = 0x10000;
+/// Farthest a call wrapper may be from its entry frame's frame pointer.
+const MAX_CALL_WRAPPER_DISTANCE: usize = 512;
+
+/// Registers of the interrupted context the walker uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Registers {
+    pub pc: usize,
+    pub sp: usize,
+    pub fp: usize,
+    /// The interpreter keeps the current `Method*` here.
+    pub rbx: usize,
+    /// The interpreter keeps the caller's stack pointer here.
+    pub r13: usize,
+}
+
+/// Why a walk stopped before the bottom of the stack.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Broken {
+    /// The thread has no Java frame (in the VM or native code, no anchor).
+    NoJavaFrame = 1,
+    /// The `JavaThread` or its stack bounds could not be read.
+    NoThread,
+    /// The stack pointer left the thread's stack or went backwards.
+    StackRange,
+    /// A program counter in the code cache that no blob holds.
+    UnknownCode,
+    /// An interpreted frame that could not be read.
+    Interpreted,
+    /// A compiled frame whose caller could not be found (prologue, epilogue).
+    Compiled,
+    /// A stub without a frame size, not at a recognised instruction.
+    Stub,
+    /// Native code whose frame pointers lead nowhere.
+    Native,
+    /// An entry frame without a readable call wrapper.
+    EntryFrame,
+    /// The thread is being deoptimised (its frames are being rebuilt).
+    Deoptimizing,
+    /// More steps than any real stack takes.
+    TooLong,
+    /// A method without a jmethodID (not created yet, or a stale pointer).
+    NoMethodId,
+}
+
+impl Broken {
+    pub const ALL: [Broken; 12] = [
+        Broken::NoJavaFrame,
+        Broken::NoThread,
+        Broken::StackRange,
+        Broken::UnknownCode,
+        Broken::Interpreted,
+        Broken::Compiled,
+        Broken::Stub,
+        Broken::Native,
+        Broken::EntryFrame,
+        Broken::Deoptimizing,
+        Broken::TooLong,
+        Broken::NoMethodId,
+    ];
+
+    pub fn from_u8(value: u8) -> Option<Broken> {
+        Broken::ALL.iter().copied().find(|reason| *reason as u8 == value)
+    }
+
+    /// Short name for metrics and pseudo-frames.
+    pub fn label(self) -> &'static str {
+        match self {
+            Broken::NoJavaFrame => "no_java_frame",
+            Broken::NoThread => "no_thread",
+            Broken::StackRange => "stack_range",
+            Broken::UnknownCode => "unknown_code",
+            Broken::Interpreted => "interpreted",
+            Broken::Compiled => "compiled",
+            Broken::Stub => "stub",
+            Broken::Native => "native",
+            Broken::EntryFrame => "entry_frame",
+            Broken::Deoptimizing => "deoptimizing",
+            Broken::TooLong => "too_long",
+            Broken::NoMethodId => "no_method_id",
+        }
+    }
+}
+
+/// How a walk ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// It reached the bottom of the thread's Java stack.
+    Complete,
+    /// The buffer filled up before the bottom (a stack deeper than the depth).
+    Full,
+    /// It stopped early; the frames written are the top of the stack.
+    Broken(Broken),
+}
+
+/// The result of a walk: frames written (leaf first) and how it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    pub frames: usize,
+    pub ending: Ending,
+}
+
+/// A frame position during the walk.
+#[derive(Clone, Copy, Debug)]
+struct Position {
+    pc: usize,
+    sp: usize,
+    fp: usize,
+    /// The pc is where the thread was interrupted (not a return address).
+    top: bool,
+}
+
+/// The thread's stack, `[low, high)`.
+#[derive(Clone, Copy, Debug)]
+struct Stack {
+    low: usize,
+    high: usize,
+}
+
+impl Stack {
+    fn contains(&self, address: usize) -> bool {
+        address >= self.low && address < self.high
+    }
+}
+
+/// The walk in progress: where it writes and what it has seen.
+struct Walker<'a, M: Memory> {
+    memory: &'a M,
+    layout: &'a Layout,
+    thread: usize,
+    stack: Stack,
+    out: &'a mut [CallFrame],
+    written: usize,
+    registers: Registers,
+}
+
+/// Walks the Java stack of the current thread (`JavaThread*` `thread`),
+/// interrupted with `registers`, into `out` (leaf first).
+pub fn walk(memory: &impl Memory, layout: &Layout, thread: usize, registers: Registers, out: &mut [CallFrame]) -> Walk {
+    let Some(stack) = thread_stack(memory, layout, thread) else {
+        return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread) };
+    };
+    let mut walker = Walker { memory, layout, thread, stack, out, written: 0, registers };
+    let ending = walker.run();
+    Walk { frames: walker.written, ending }
+}
+
+/// The `JavaThread`'s stack bounds.
+fn thread_stack(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<Stack> {
+    let base = memory.word(thread.wrapping_add(layout.thread.stack_base))?;
+    let size = memory.word(thread.wrapping_add(layout.thread.stack_size))?;
+    (size > 0 && size <= base && size < 1 << 34).then(|| Stack { low: base - size, high: base })
+}
+
+/// The thread's OS thread id (to check the `JavaThread` is this thread's).
+pub fn os_thread_id(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<i32> {
+    let osthread = memory.word(thread.wrapping_add(layout.thread.osthread))?;
+    memory.i32(osthread.wrapping_add(layout.thread.os_thread_id))
+}
+
+impl<M: Memory> Walker<'_, M> {
+    fn run(&mut self) -> Ending {
+        let Some(mut position) = self.start() else { return Ending::Broken(Broken::NoJavaFrame) };
+        let mut native_run = 0;
+        for _ in 0..MAX_STEPS {
+            if self.written >= self.out.len() {
+                return Ending::Full;
+            }
+            if !self.stack.contains(position.sp) || position.sp % 8 != 0 {
+                return Ending::Broken(Broken::StackRange);
+            }
+            let runtime = &self.layout.runtime;
+            let in_code_cache = position.pc >= runtime.code_low && position.pc < runtime.code_high;
+            native_run = if in_code_cache || self.in_interpreter(position.pc) { 0 } else { native_run + 1 };
+            if native_run > MAX_NATIVE_FRAMES {
+                return Ending::Broken(Broken::Native);
+            }
+            let next = if self.in_interpreter(position.pc) {
+                self.interpreted(position)
+            } else if !in_code_cache {
+                self.native(position)
+            } else if let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) {
+                self.in_blob(position, &blob)
+            } else {
+                Err(Broken::UnknownCode)
+            };
+            match next {
+                Ok(Some(next)) => {
+                    if next.sp < position.sp || (next.sp == position.sp && next.pc == position.pc) {
+                        return Ending::Broken(Broken::StackRange);
+                    }
+                    position = next;
+                }
+                Ok(None) => return Ending::Complete,
+                Err(reason) => return Ending::Broken(reason),
+            }
+        }
+        Ending::Broken(Broken::TooLong)
+    }
+
+    /// Where the walk starts: the interrupted context when the thread runs
+    /// Java code, else its last Java frame.
+    fn start(&self) -> Option<Position> {
+        let fields = &self.layout.thread;
+        let state = self.memory.u32(self.thread.wrapping_add(fields.state))?;
+        let registers = self.registers;
+        if state == fields.in_java || state == fields.in_java_trans {
+            return Some(Position { pc: registers.pc, sp: registers.sp, fp: registers.fp, top: true });
+        }
+        self.anchor_frame(self.thread.wrapping_add(fields.anchor))
+    }
+
+    /// The last Java frame an anchor records (`None` if it records none).
+    fn anchor_frame(&self, anchor: usize) -> Option<Position> {
+        let fields = &self.layout.thread;
+        let sp = self.memory.word(anchor.wrapping_add(fields.anchor_sp)).filter(|&sp| sp != 0)?;
+        let pc = match self.memory.word(anchor.wrapping_add(fields.anchor_pc))? {
+            // Not made walkable yet: the return address is below the sp.
+            0 => self.memory.word(sp.checked_sub(8)?)?,
+            pc => pc,
+        };
+        let fp = self.memory.word(anchor.wrapping_add(fields.anchor_fp))?;
+        Some(Position { pc, sp, fp, top: false })
+    }
+
+    fn in_interpreter(&self, pc: usize) -> bool {
+        let runtime = &self.layout.runtime;
+        pc >= runtime.interpreter_low && pc < runtime.interpreter_high
+    }
+
+    fn emit(&mut self, method_id: usize, bci: i32) {
+        if let Some(slot) = self.out.get_mut(self.written) {
+            *slot = CallFrame { lineno: bci, method_id: method_id as *mut std::ffi::c_void };
+            self.written += 1;
+        }
+    }
+
+    fn word(&self, address: usize) -> Option<usize> {
+        self.memory.word(address)
+    }
+
+    fn slot(&self, fp: usize, words: isize) -> Option<usize> {
+        self.word(fp.wrapping_add_signed(words * 8))
+    }
+
+    /// The caller of a frame whose frame pointer is `fp` (saved fp at
+    /// `fp[0]`, return address at `fp[1]`), with the caller's sp `sp`.
+    fn caller_by_fp(&self, fp: usize, sp: usize) -> Option<Position> {
+        Some(Position { pc: self.slot(fp, 1)?, sp, fp: self.slot(fp, 0)?, top: false })
+    }
+
+    /// The caller of a frame of `words` words at `sp` (the return address
+    /// is its last word, the saved frame pointer the one below).
+    fn caller_by_size(&self, sp: usize, words: usize) -> Option<Position> {
+        let sender_sp = sp.checked_add(words * 8)?;
+        Some(Position {
+            pc: self.word(sender_sp.wrapping_sub(8))?,
+            sp: sender_sp,
+            fp: self.word(sender_sp.wrapping_sub(16))?,
+            top: false,
+        })
+    }
+
+    /// The caller of a frame interrupted at its first instruction (or
+    /// before pushing anything): the return address is at `sp`.
+    fn caller_at_entry(&self, position: Position) -> Option<Position> {
+        Some(Position { pc: self.word(position.sp)?, sp: position.sp.wrapping_add(8), fp: position.fp, top: false })
+    }
+
+    fn interpreted(&mut self, position: Position) -> Result<Option<Position>, Broken> {
+        if self.memory.word(self.thread.wrapping_add(self.layout.thread.vframe_array_head)).unwrap_or(0) != 0 {
+            // Deoptimisation is turning compiled frames into interpreted ones.
+            return Err(Broken::Deoptimizing);
+        }
+        let fp = position.fp;
+        let plausible = fp.is_multiple_of(8)
+            && self.stack.contains(fp)
+            && fp >= position.sp
+            && fp - position.sp < MAX_INTERPRETER_FRAME;
+        if plausible {
+            if let Some(method_id) = self.interpreted_frame(fp) {
+                let sender_sp = self.slot(fp, INTERPRETER_SENDER_SP).ok_or(Broken::Interpreted)?;
+                self.emit(method_id.0, method_id.1);
+                return self.caller_by_fp(fp, sender_sp).map(Some).ok_or(Broken::Interpreted);
+            }
+        }
+        if !position.top {
+            return Err(Broken::Interpreted);
+        }
+        // The method entry is building the frame: rbx holds the Method*,
+        // r13 the caller's sp; the return address is at the sp or, once rbp
+        // was pushed and set, above the frame pointer.
+        let method = self.registers.rbx;
+        let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::Interpreted)?;
+        self.emit(method_id, 0);
+        let sender_sp = self.registers.r13;
+        let caller = if plausible {
+            self.caller_by_fp(fp, sender_sp)
+        } else {
+            self.word(position.sp).map(|pc| Position { pc, sp: sender_sp, fp, top: false })
+        };
+        caller.map(Some).ok_or(Broken::Interpreted)
+    }
+
+    /// (jmethodID, bci) of the interpreted frame at `fp`, if it reads right.
+    fn interpreted_frame(&self, fp: usize) -> Option<(usize, i32)> {
+        let method = self.slot(fp, INTERPRETER_METHOD)?;
+        let method_id = code::method_id(self.memory, self.layout, method)?;
+        let bcp = self.slot(fp, INTERPRETER_BCP)?;
+        let bci = code::bci_of(self.memory, self.layout, method, bcp).unwrap_or(0);
+        Some((method_id, bci))
+    }
+
+    fn in_blob(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
+        match blob.kind {
+            BlobKind::Nmethod | BlobKind::NativeNmethod => self.compiled(position, blob),
+            BlobKind::Other if position.pc == self.layout.runtime.call_stub_return => self.entry_frame(position),
+            BlobKind::Other => self.stub(position, blob),
+        }
+    }
+
+    fn compiled(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
+        let method = code::nmethod_method(self.memory, self.layout, blob).ok_or(Broken::Compiled)?;
+        if position.top && position.pc < blob.frame_complete {
+            // In the prologue: the frame is not built yet.
+            let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
+            self.emit(method_id, UNKNOWN_BCI);
+            return self.unwind_prologue(position, blob).map(Some).ok_or(Broken::Compiled);
+        }
+        if position.top {
+            if let Some(caller) = self.unwind_epilogue(position) {
+                let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
+                self.emit(method_id, UNKNOWN_BCI);
+                return Ok(Some(caller));
+            }
+        }
+        self.compiled_scopes(position, blob, method)?;
+        if blob.frame_size == 0 {
+            return Err(Broken::Compiled);
+        }
+        self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Compiled)
+    }
+
+    /// Emits the Java frames of a compiled frame: its inlined scopes at the
+    /// pc, or the nmethod's method when the pc has no debug information.
+    fn compiled_scopes(&mut self, position: Position, blob: &Blob, method: usize) -> Result<(), Broken> {
+        let mut scopes = [Scope { method: 0, bci: 0 }; MAX_SCOPES];
+        // The first PcDesc at or after the pc, as AsyncGetCallTrace takes it
+        // (`pc_desc_at(pc)`, else `pc_desc_near(pc + 1)`): a return address
+        // is described exactly; an interrupted instruction that ends a run
+        // of code (a PcDesc marks the end of the instructions it describes)
+        // is charged to that run, the instructions just executed.
+        let count = if blob.kind == BlobKind::Nmethod {
+            code::scopes_at(self.memory, self.layout, blob, position.pc, &mut scopes)
+        } else {
+            0
+        };
+        if count == 0 {
+            let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
+            let bci = if blob.kind == BlobKind::NativeNmethod { NATIVE_BCI } else { UNKNOWN_BCI };
+            self.emit(method_id, bci);
+            return Ok(());
+        }
+        for scope in &scopes[..count] {
+            let method_id = code::method_id(self.memory, self.layout, scope.method).ok_or(Broken::NoMethodId)?;
+            self.emit(method_id, scope.bci);
+        }
+        Ok(())
+    }
+
+    /// The caller of an nmethod interrupted in its prologue.
+    fn unwind_prologue(&self, position: Position, blob: &Blob) -> Option<Position> {
+        let entry = code::verified_entry(self.memory, self.layout, blob)?;
+        let pc = position.pc;
+        let byte = self.memory.u8(pc)?;
+        if pc <= entry || byte == PUSH_RBP || blob.frame_size == 0 {
+            return self.caller_at_entry(position);
+        }
+        if pc <= entry.wrapping_add(15) && self.memory.u8(pc.wrapping_sub(1))? == PUSH_RBP {
+            // Right after `push rbp`: the return address is one word up.
+            return Some(Position {
+                pc: self.word(position.sp.wrapping_add(8))?,
+                sp: position.sp.wrapping_add(16),
+                fp: self.word(position.sp)?,
+                top: false,
+            });
+        }
+        if pc <= entry.wrapping_add(31) && self.frame_allocated(entry, pc) {
+            return self.caller_by_size(position.sp, blob.frame_size);
+        }
+        None
+    }
+
+    /// Whether a `sub rsp, frame_size` lies between `entry` and `pc`.
+    fn frame_allocated(&self, entry: usize, pc: usize) -> bool {
+        (entry..pc.saturating_sub(3)).rev().any(|at| {
+            let bytes = (self.memory.u8(at), self.memory.u8(at.wrapping_add(1)), self.memory.u8(at.wrapping_add(2)));
+            matches!(bytes, (Some(0x48), Some(second), Some(0xEC)) if second & 0xFD == 0x81)
+        })
+    }
+
+    /// The caller of a frame interrupted in its epilogue (after `add rsp`:
+    /// at `pop rbp`, the return poll or `ret`); `None` if not there.
+    fn unwind_epilogue(&self, position: Position) -> Option<Position> {
+        let pc = position.pc;
+        let byte = self.memory.u8(pc)?;
+        if byte == RET || self.is_poll_return(pc) {
+            return self.caller_at_entry(position);
+        }
+        if byte == POP_RBP {
+            return Some(Position {
+                pc: self.word(position.sp.wrapping_add(8))?,
+                sp: position.sp.wrapping_add(16),
+                fp: self.word(position.sp)?,
+                top: false,
+            });
+        }
+        None
+    }
+
+    /// JDK 17+'s return poll after `pop rbp`: `cmp rsp, [r15 + n]; ja slow; ret`.
+    fn is_poll_return(&self, pc: usize) -> bool {
+        let at = |offset: usize| self.memory.u8(pc.wrapping_add(offset));
+        let cmp = at(0) == Some(0x49) && at(1) == Some(0x3B) && matches!(at(2), Some(0x67 | 0xA7));
+        let after_pop = pc.checked_sub(1).and_then(|p| self.memory.u8(p)) == Some(POP_RBP);
+        let ja_then_ret = at(0) == Some(0x0F) && at(1) == Some(0x87) && at(6) == Some(RET);
+        (cmp && after_pop) || ja_then_ret
+    }
+
+    fn entry_frame(&mut self, position: Position) -> Result<Option<Position>, Broken> {
+        let fields = &self.layout.thread;
+        let slot = position.fp.checked_add_signed(fields.entry_frame_call_wrapper).ok_or(Broken::EntryFrame)?;
+        let wrapper = self.word(slot).ok_or(Broken::EntryFrame)?;
+        if wrapper % 8 != 0 || wrapper < position.fp || wrapper - position.fp > MAX_CALL_WRAPPER_DISTANCE {
+            return Err(Broken::EntryFrame);
+        }
+        let anchor = wrapper.wrapping_add(fields.call_wrapper_anchor);
+        match self.word(anchor.wrapping_add(fields.anchor_sp)) {
+            None => Err(Broken::EntryFrame),
+            // The first call into Java on this thread: the bottom.
+            Some(0) => Ok(None),
+            Some(_) => self.anchor_frame(anchor).map(Some).ok_or(Broken::EntryFrame),
+        }
+    }
+
+    fn stub(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
+        if let Some(caller) = self.unwind_stub(position, blob) {
+            return Ok(Some(caller));
+        }
+        if blob.frame_size > 0 {
+            return self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Stub);
+        }
+        Err(Broken::Stub)
+    }
+
+    /// A stub interrupted where its frame is known by instruction: at its
+    /// entry or `ret` (return address at the sp), in a vtable or itable
+    /// stub (they build no frame), or in one that begins `push rbp; mov
+    /// rbp, rsp`; else, at the top of the stack, a stub that builds no frame
+    /// of known size (adapters, the stubs of `StubRoutines`) is left by the
+    /// return address at the sp or above the frame pointer, whichever
+    /// follows a call instruction in Java code.
+    fn unwind_stub(&self, position: Position, blob: &Blob) -> Option<Position> {
+        let pc = position.pc;
+        let frameless = blob.name_starts_with(b"vtable")
+            || blob.name_starts_with(b"itable")
+            || blob.name_starts_with(b"InlineCacheBuf");
+        if position.top && (pc == blob.code_begin || self.memory.u8(pc)? == RET || frameless) {
+            return self.caller_at_entry(position);
+        }
+        let prologue = self.memory.u32(blob.code_begin)?;
+        if prologue == PUSH_RBP_MOV_RBP_RSP {
+            if position.top && pc == blob.code_begin.wrapping_add(1) {
+                return Some(Position {
+                    pc: self.word(position.sp.wrapping_add(8))?,
+                    sp: position.sp.wrapping_add(16),
+                    fp: self.word(position.sp)?,
+                    top: false,
+                });
+            }
+            if self.stack.contains(position.fp) && position.fp >= position.sp {
+                return self.caller_by_fp(position.fp, position.fp.wrapping_add(16));
+            }
+        }
+        if !position.top {
+            return None;
+        }
+        if self.word(position.sp).is_some_and(|returns_to| self.is_return_address(returns_to)) {
+            return self.caller_at_entry(position);
+        }
+        let fp = position.fp;
+        if fp.is_multiple_of(8)
+            && self.stack.contains(fp)
+            && fp >= position.sp
+            && fp - position.sp < MAX_INTERPRETER_FRAME
+        {
+            let caller = self.caller_by_fp(fp, fp.wrapping_add(16))?;
+            return self.is_return_address(caller.pc).then_some(caller);
+        }
+        None
+    }
+
+    /// Whether `pc` is in Java code (an nmethod or the interpreter) right
+    /// after a call instruction: what a return address into Java code is.
+    fn is_return_address(&self, pc: usize) -> bool {
+        let runtime = &self.layout.runtime;
+        let in_java = self.in_interpreter(pc)
+            || (pc >= runtime.code_low
+                && pc < runtime.code_high
+                && code::find_blob(self.memory, self.layout, pc).is_some_and(|blob| blob.kind != BlobKind::Other));
+        in_java && self.follows_call(pc)
+    }
+
+    /// Whether the instruction before `pc` is a call: `call rel32`, or an
+    /// indirect `call` through a register or memory (with or without REX).
+    fn follows_call(&self, pc: usize) -> bool {
+        let byte = |back: usize| pc.checked_sub(back).and_then(|at| self.memory.u8(at));
+        let modrm_is_call = |modrm: u8| (modrm >> 3) & 7 == 2;
+        byte(5) == Some(0xE8)
+            // call reg (FF D0+r), call [reg] (FF 10+r)
+            || (byte(2) == Some(0xFF) && byte(1).is_some_and(|m| modrm_is_call(m) && (m >> 6 == 3 || m >> 6 == 0)))
+            // call [reg + disp8] (FF 50+r d8)
+            || (byte(3) == Some(0xFF) && byte(2).is_some_and(|m| modrm_is_call(m) && m >> 6 == 1))
+            // call [reg + disp32] (FF 90+r d32)
+            || (byte(6) == Some(0xFF) && byte(5).is_some_and(|m| modrm_is_call(m) && m >> 6 == 2))
+    }
+
+    /// Native code (outside the code heaps): follow the frame pointer. At
+    /// the top, a function interrupted before it built a frame (its return
+    /// address, into Java code, still at the sp) is left by its return address.
+    fn native(&self, position: Position) -> Result<Option<Position>, Broken> {
+        if position.top {
+            let returns_to = self.word(position.sp).ok_or(Broken::Native)?;
+            let runtime = &self.layout.runtime;
+            if self.in_interpreter(returns_to) || (returns_to >= runtime.code_low && returns_to < runtime.code_high) {
+                return Ok(Some(Position {
+                    pc: returns_to,
+                    sp: position.sp.wrapping_add(8),
+                    fp: position.fp,
+                    top: false,
+                }));
+            }
+        }
+        let fp = position.fp;
+        if !fp.is_multiple_of(8) || !self.stack.contains(fp) || fp < position.sp {
+            return Err(Broken::Native);
+        }
+        self.caller_by_fp(fp, fp.wrapping_add(16)).map(Some).ok_or(Broken::Native)
+    }
+}
+
+const PUSH_RBP: u8 = 0x55;
+const POP_RBP: u8 = 0x5D;
+const RET: u8 = 0xC3;
+/// `push rbp; mov rbp, rsp` as a little-endian u32.
+const PUSH_RBP_MOV_RBP_RSP: u32 = 0xEC8B_4855;
