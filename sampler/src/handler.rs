@@ -277,7 +277,11 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
             Some(thread) => {
                 // SAFETY: the buffer holds `capacity` frames and is ours (IN_HANDLER).
                 let out = unsafe { std::slice::from_raw_parts_mut(buffer, capacity) };
-                let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out);
+                // SAFETY: the cache is null or a live FrameCache (see
+                // `Slot::handler_cache`), and the slot is IN_HANDLER: it is
+                // this handler's until it publishes.
+                let cache = unsafe { slot.handler_cache().as_mut() };
+                let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, cache);
                 match walk.ending {
                     Ending::Complete | Ending::Full => {
                         return Captured { result: walk.frames as i32, walker: Walker::Vm, broken: 0 }

@@ -46,6 +46,7 @@ use parking_lot::Mutex;
 
 use crate::agct::CallFrame;
 use crate::error::{Result, SamplerError};
+use crate::hotspot::cache::FrameCache;
 
 /// Most threads tracked at once. More are not sampled (and counted).
 pub const MAX_THREADS: usize = 8192;
@@ -132,6 +133,9 @@ pub struct Slot {
     origin: AtomicU8,
     frames: AtomicPtr<CallFrame>,
     capacity: AtomicU32,
+    /// What the thread's walks decoded (allocated by the sampler at the
+    /// slot's first request, kept with the slot; see `hotspot::cache`).
+    cache: AtomicPtr<FrameCache>,
     /// Checksum of the registers at the thread's previous signal (0: none).
     /// Written only by the handler, on the thread itself.
     pub(crate) last_checksum: AtomicU64,
@@ -159,6 +163,7 @@ impl Slot {
             origin: AtomicU8::new(0),
             frames: AtomicPtr::new(std::ptr::null_mut()),
             capacity: AtomicU32::new(0),
+            cache: AtomicPtr::new(std::ptr::null_mut()),
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
@@ -224,6 +229,10 @@ impl Slot {
         if self.state() != SlotState::Idle {
             return false;
         }
+        if self.cache.load(Ordering::Relaxed).is_null() {
+            // Published to the handler by the move to REQUESTED.
+            self.cache.store(Box::into_raw(Box::default()), Ordering::Relaxed);
+        }
         // Published by the move to REQUESTED (only the sampler writes it,
         // and only while the slot is IDLE).
         self.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
@@ -252,6 +261,15 @@ impl Slot {
     #[inline]
     pub(crate) fn buffer(&self) -> (*mut CallFrame, usize) {
         (self.frames.load(Ordering::Relaxed), self.capacity.load(Ordering::Relaxed) as usize)
+    }
+
+    /// The walk cache, for the handler that entered the slot (null before
+    /// the slot's first request): a `Box` made by [`Slot::request`], never
+    /// freed while the slot exists, used only by the slot's handler while it
+    /// is IN_HANDLER.
+    #[inline]
+    pub(crate) fn handler_cache(&self) -> *mut FrameCache {
+        self.cache.load(Ordering::Relaxed)
     }
 
     /// IN_HANDLER -> READY (the signal handler): publishes the result and

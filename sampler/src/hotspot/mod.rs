@@ -6,12 +6,14 @@
 //! - [`layout`]: what the walker needs, from the tables and the running VM;
 //! - [`safe_read`]: reads that survive a bad pointer (a fault handler);
 //! - [`memory`]: the walker's memory, real or synthetic;
+//! - [`cache`]: what a thread's walks decoded, kept for its next walks;
 //! - [`code`]: code heaps, code blobs, nmethods, debug information, jmethodIDs;
 //! - [`walker`]: the frame walk the signal handler runs.
 //!
 //! [`init`] prepares it all on the sampler thread, after VMInit; the
 //! handler reads the result through [`vm`] (one atomic load).
 
+pub mod cache;
 pub mod code;
 pub mod flags;
 pub mod layout;

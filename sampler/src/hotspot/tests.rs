@@ -2,6 +2,7 @@
 //! inlined scopes, interpreter, call stub, thread) in [`FakeMemory`], whose
 //! every byte is known, then the same VM with garbage everywhere.
 
+use super::cache::FrameCache;
 use super::code::{self, BlobKind};
 use super::layout::{
     BlobLayout, CodeBegin, DebugInfo, Heap, HeapLayout, Layout, Metadata, MethodLayout, Runtime, ThreadLayout,
@@ -256,7 +257,7 @@ impl Vm {
 
     fn walk(&self, registers: Registers, capacity: usize) -> (Walk, Vec<(usize, i32)>) {
         let mut out = vec![CallFrame::EMPTY; capacity];
-        let walk = walker::walk(&self.memory, &self.layout, THREAD, registers, &mut out);
+        let walk = walker::walk(&self.memory, &self.layout, THREAD, registers, &mut out, None);
         let frames = out[..walk.frames].iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect();
         (walk, frames)
     }
@@ -443,7 +444,7 @@ fn a_walk_over_unmapped_memory_reads_nothing_and_survives() {
     layout.runtime.code_low = nowhere;
     layout.runtime.code_high = nowhere + 0x1000_0000;
     let mut out = [CallFrame::EMPTY; 8];
-    let walk = walker::walk(&memory, &layout, nowhere + 0x100, Registers::default(), &mut out);
+    let walk = walker::walk(&memory, &layout, nowhere + 0x100, Registers::default(), &mut out, None);
     assert_eq!(walk.ending, Ending::Broken(Broken::NoThread));
     // A real, readable "thread" whose stack bounds are this thread's
     // stack, and registers pointing into unmapped code.
@@ -454,8 +455,90 @@ fn a_walk_over_unmapped_memory_reads_nothing_and_survives() {
     thread[0x218 / 8] = 0x10000;
     thread[0x200 / 8] = 8; // in Java
     let registers = Registers { pc: nowhere + 0x40, sp: here & !7, fp: here & !7, rbx: nowhere, r13: nowhere };
-    let walk = walker::walk(&memory, &layout, thread.as_ptr() as usize, registers, &mut out);
+    let walk = walker::walk(&memory, &layout, thread.as_ptr() as usize, registers, &mut out, None);
     assert_eq!(walk.frames, 0);
     assert!(matches!(walk.ending, Ending::Broken(_)), "{walk:?}");
     assert_eq!(memory.u64(nowhere), None);
+}
+
+/// The stack with one more interpreted frame on top (method C again), so
+/// that the compiled frame is reached by its return address.
+fn build_with_interpreted_top() -> (Vm, Registers) {
+    let mut vm = build();
+    let top_fp = vm.compiled_sp - 0x40;
+    let top_sp = top_fp - 0x60;
+    let slot = |words: isize| top_fp.wrapping_add_signed(words * 8);
+    put_word(&mut vm.memory, slot(INTERPRETER_METHOD), METHOD_C);
+    put_word(&mut vm.memory, slot(INTERPRETER_BCP), METHOD_C + 0x100 + 48 + 3);
+    put_word(&mut vm.memory, slot(INTERPRETER_SENDER_SP), vm.compiled_sp);
+    put_word(&mut vm.memory, top_fp, 0x5EED);
+    // Returns into the nmethod at a PcDesc (0x40: B at 300 inlined in A at 5).
+    put_word(&mut vm.memory, top_fp + 8, NM_CODE + 0x40);
+    (vm, Registers { pc: INTERPRETER + 0x200, sp: top_sp, fp: top_fp, rbx: 0, r13: 0 })
+}
+
+fn walk_cached(vm: &Vm, registers: Registers, cache: &mut FrameCache) -> (Walk, Vec<(usize, i32)>) {
+    let mut out = vec![CallFrame::EMPTY; 16];
+    let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, Some(cache));
+    (walk, out[..walk.frames].iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect())
+}
+
+#[test]
+fn a_cached_frame_gives_the_same_frames_and_a_recompiled_one_is_decoded_again() {
+    let (mut vm, registers) = build_with_interpreted_top();
+    let expected = vec![(id(METHOD_C), 3), (id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
+    let mut cache = FrameCache::default();
+    let (first, frames) = walk_cached(&vm, registers, &mut cache);
+    assert_eq!((first.ending, frames), (Ending::Complete, expected.clone()));
+    assert_eq!((cache.hits, cache.misses), (0, 0));
+    let (second, frames) = walk_cached(&vm, registers, &mut cache);
+    assert_eq!((second.ending, frames), (Ending::Complete, expected.clone()));
+    assert_eq!(cache.hits, 1, "the compiled frame came from the cache");
+    // The nmethod at that address is now another compilation whose inlined
+    // method is A alone (the scope at 10 now names A at bci 9).
+    vm.memory.put_u32(NM + 48, 43);
+    let mut scopes = Vec::new();
+    unsigned5(0, &mut scopes);
+    unsigned5(1, &mut scopes);
+    unsigned5(9 + 1, &mut scopes);
+    vm.memory.write(SCOPES + 10, &scopes);
+    let (third, frames) = walk_cached(&vm, registers, &mut cache);
+    assert_eq!(third.ending, Ending::Complete);
+    assert_eq!(frames, vec![(id(METHOD_C), 3), (id(METHOD_A), 9), (id(METHOD_C), 7)]);
+    assert_eq!(cache.misses, 1);
+}
+
+#[test]
+fn a_cached_method_id_that_no_longer_points_back_is_looked_up_again() {
+    let (mut vm, registers) = build_with_interpreted_top();
+    let mut cache = FrameCache::default();
+    walk_cached(&vm, registers, &mut cache);
+    // C's jmethodID is cleared (its class unloaded): C's frames are refused.
+    put_word(&mut vm.memory, id(METHOD_C), 0);
+    let (walk, frames) = walk_cached(&vm, registers, &mut cache);
+    assert_eq!(walk.ending, Ending::Broken(Broken::Interpreted));
+    assert!(frames.is_empty());
+}
+
+/// Garbage read through a cache filled by walks of a sound stack: every
+/// walk still ends within its buffer.
+#[test]
+fn garbage_walks_with_a_warm_cache_never_break_the_walker() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let (sound, registers) = build_with_interpreted_top();
+    let mut cache = FrameCache::default();
+    walk_cached(&sound, registers, &mut cache);
+    for round in 0..200 {
+        let (mut vm, mut registers) = build_with_interpreted_top();
+        for _ in 0..(round % 32 + 1) {
+            let at = STACK + 0x7000 + (rng.next() as usize % 0x1ff8) / 8 * 8;
+            put_word(&mut vm.memory, at, rng.word());
+        }
+        if round % 3 == 0 {
+            registers.fp = rng.word();
+        }
+        let mut out = vec![CallFrame::EMPTY; 1 + rng.next() as usize % 32];
+        let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, Some(&mut cache));
+        assert!(walk.frames <= out.len());
+    }
 }

@@ -34,6 +34,7 @@
 //! AsyncGetCallTrace, and what neither can walk keeps its pseudo-frame.
 //! No allocation, no lock: it runs in the signal handler.
 
+use super::cache::{self, CachedFrame, FrameCache};
 use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
 use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
 use super::memory::Memory;
@@ -183,15 +184,24 @@ struct Walker<'a, M: Memory> {
     out: &'a mut [CallFrame],
     written: usize,
     registers: Registers,
+    cache: Option<&'a mut FrameCache>,
 }
 
 /// Walks the Java stack of the current thread (`JavaThread*` `thread`),
-/// interrupted with `registers`, into `out` (leaf first).
-pub fn walk(memory: &impl Memory, layout: &Layout, thread: usize, registers: Registers, out: &mut [CallFrame]) -> Walk {
+/// interrupted with `registers`, into `out` (leaf first), with the frames
+/// and method ids earlier walks of the thread decoded in `cache`.
+pub fn walk(
+    memory: &impl Memory,
+    layout: &Layout,
+    thread: usize,
+    registers: Registers,
+    out: &mut [CallFrame],
+    cache: Option<&mut FrameCache>,
+) -> Walk {
     let Some(stack) = thread_stack(memory, layout, thread) else {
         return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread) };
     };
-    let mut walker = Walker { memory, layout, thread, stack, out, written: 0, registers };
+    let mut walker = Walker { memory, layout, thread, stack, out, written: 0, registers, cache };
     let ending = walker.run();
     Walk { frames: walker.written, ending }
 }
@@ -230,6 +240,8 @@ impl<M: Memory> Walker<'_, M> {
                 self.interpreted(position)
             } else if !in_code_cache {
                 self.native(position)
+            } else if let Some(caller) = self.cached(position) {
+                caller
             } else if let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) {
                 self.in_blob(position, &blob)
             } else {
@@ -342,7 +354,7 @@ impl<M: Memory> Walker<'_, M> {
         // r13 the caller's sp; the return address is at the sp or, once rbp
         // was pushed and set, above the frame pointer.
         let method = self.registers.rbx;
-        let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::Interpreted)?;
+        let method_id = self.method_id(method).ok_or(Broken::Interpreted)?;
         self.emit(method_id, 0);
         let sender_sp = self.registers.r13;
         let caller = if plausible {
@@ -354,9 +366,9 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     /// (jmethodID, bci) of the interpreted frame at `fp`, if it reads right.
-    fn interpreted_frame(&self, fp: usize) -> Option<(usize, i32)> {
+    fn interpreted_frame(&mut self, fp: usize) -> Option<(usize, i32)> {
         let method = self.slot(fp, INTERPRETER_METHOD)?;
-        let method_id = code::method_id(self.memory, self.layout, method)?;
+        let method_id = self.method_id(method)?;
         let bcp = self.slot(fp, INTERPRETER_BCP)?;
         let bci = code::bci_of(self.memory, self.layout, method, bcp).unwrap_or(0);
         Some((method_id, bci))
@@ -374,13 +386,13 @@ impl<M: Memory> Walker<'_, M> {
         let method = code::nmethod_method(self.memory, self.layout, blob).ok_or(Broken::Compiled)?;
         if position.top && position.pc < blob.frame_complete {
             // In the prologue: the frame is not built yet.
-            let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
+            let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
             self.emit(method_id, UNKNOWN_BCI);
             return self.unwind_prologue(position, blob).map(Some).ok_or(Broken::Compiled);
         }
         if position.top {
             if let Some(caller) = self.unwind_epilogue(position) {
-                let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
+                let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
                 self.emit(method_id, UNKNOWN_BCI);
                 return Ok(Some(caller));
             }
@@ -393,7 +405,8 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     /// Emits the Java frames of a compiled frame: its inlined scopes at the
-    /// pc, or the nmethod's method when the pc has no debug information.
+    /// pc, or the nmethod's method when the pc has no debug information;
+    /// a return address's frames are kept in the cache.
     fn compiled_scopes(&mut self, position: Position, blob: &Blob, method: usize) -> Result<(), Broken> {
         let mut scopes = [Scope { method: 0, bci: 0 }; MAX_SCOPES];
         // The first PcDesc at or after the pc, as AsyncGetCallTrace takes it
@@ -401,22 +414,74 @@ impl<M: Memory> Walker<'_, M> {
         // is described exactly; an interrupted instruction that ends a run
         // of code (a PcDesc marks the end of the instructions it describes)
         // is charged to that run, the instructions just executed.
-        let count = if blob.kind == BlobKind::Nmethod {
+        let mut count = if blob.kind == BlobKind::Nmethod {
             code::scopes_at(self.memory, self.layout, blob, position.pc, &mut scopes)
         } else {
             0
         };
         if count == 0 {
-            let method_id = code::method_id(self.memory, self.layout, method).ok_or(Broken::NoMethodId)?;
             let bci = if blob.kind == BlobKind::NativeNmethod { NATIVE_BCI } else { UNKNOWN_BCI };
-            self.emit(method_id, bci);
-            return Ok(());
+            scopes[0] = Scope { method, bci };
+            count = 1;
         }
-        for scope in &scopes[..count] {
-            let method_id = code::method_id(self.memory, self.layout, scope.method).ok_or(Broken::NoMethodId)?;
+        let mut entry = CachedFrame {
+            pc: position.pc,
+            blob: blob.address,
+            compile_id: code::compile_id(self.memory, self.layout, blob).unwrap_or(0),
+            method,
+            frame_size: blob.frame_size as u32,
+            count: count as u8,
+            ..CachedFrame::default()
+        };
+        for (index, scope) in scopes[..count].iter().enumerate() {
+            let method_id = self.method_id(scope.method).ok_or(Broken::NoMethodId)?;
             self.emit(method_id, scope.bci);
+            if index < cache::SCOPES {
+                entry.method_ids[index] = method_id;
+                entry.bcis[index] = scope.bci;
+            }
+        }
+        if let Some(cache) = self.cache.as_deref_mut() {
+            if count <= cache::SCOPES && blob.frame_size > 0 && entry.compile_id != 0 {
+                cache.keep_frame(entry);
+            }
         }
         Ok(())
+    }
+
+    /// A compiled frame at a pc decoded before: its frames from the cache,
+    /// if the code at that address is still the same compilation. (A top
+    /// pc is kept only where its frame was complete and not in the
+    /// epilogue, which is a property of the instruction, so it holds again.)
+    fn cached(&mut self, position: Position) -> Option<Result<Option<Position>, Broken>> {
+        let cache = self.cache.as_deref_mut()?;
+        let entry = *cache.frame(position.pc)?;
+        let blob_layout = &self.layout.blob;
+        let same = self.memory.u32(entry.blob.wrapping_add(blob_layout.compile_id)) == Some(entry.compile_id)
+            && self.memory.word(entry.blob.wrapping_add(blob_layout.method)) == Some(entry.method);
+        if !same {
+            cache.misses += 1;
+            return None;
+        }
+        cache.hits += 1;
+        for index in 0..entry.count as usize {
+            self.emit(entry.method_ids[index], entry.bcis[index]);
+        }
+        Some(self.caller_by_size(position.sp, entry.frame_size as usize).map(Some).ok_or(Broken::Compiled))
+    }
+
+    /// The jmethodID of `method`, from the cache when it still points back.
+    fn method_id(&mut self, method: usize) -> Option<usize> {
+        if let Some(id) = self.cache.as_deref().and_then(|cache| cache.method_id(method)) {
+            if self.memory.word(id) == Some(method) {
+                return Some(id);
+            }
+        }
+        let id = code::method_id(self.memory, self.layout, method)?;
+        if let Some(cache) = self.cache.as_deref_mut() {
+            cache.keep_method_id(method, id);
+        }
+        Some(id)
     }
 
     /// The caller of an nmethod interrupted in its prologue.
