@@ -195,6 +195,11 @@ counters! {
     /// stack: recorded (and counted in `samples_recorded`) under a
     /// `[break_<reason>]` pseudo-frame in place of the missing callers.
     walks_partial,
+    /// Java frames in the samples pcct's walker walked, and of those, the
+    /// ones taken unchanged from the thread's previous walk (Whaley's marked
+    /// frames) instead of being decoded.
+    frames_walked,
+    frames_reused,
     /// Threads skipped at a tick because their CPU clock barely moved (cpu mode).
     samples_idle,
     /// Samples whose register checksum matched the previous one: the thread had not run.

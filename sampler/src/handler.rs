@@ -75,7 +75,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
 use crate::hotspot::walker::{Broken, Ending};
-use crate::hotspot::{self, memory::VmMemory, walker};
+use crate::hotspot::{self, history::History, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{HandlerResult, Slot, MAX_THREADS, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
 
@@ -207,7 +207,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         && previous_cpu != 0
         && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
     let captured = if has_not_run {
-        Captured { result: RESULT_FILTERED, walker: Walker::None, broken: 0 }
+        Captured { result: RESULT_FILTERED, walker: Walker::None, broken: 0, half: 0, reused: 0 }
     } else {
         // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
         // `ucontext` is the kernel's.
@@ -220,6 +220,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         result: captured.result,
         walker: captured.walker as u8,
         broken: captured.broken,
+        half: captured.half,
+        reused: captured.reused,
         checksum,
         handler_ns,
     });
@@ -256,6 +258,8 @@ struct Captured {
     result: i32,
     walker: Walker,
     broken: u8,
+    half: u8,
+    reused: u16,
 }
 
 /// Walks the stack into the slot's buffer: pcct's walker first, then
@@ -267,6 +271,13 @@ struct Captured {
 /// kernel's for this signal, on the thread `tid` it interrupted.
 unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER_COUNT], tid: i32) -> Captured {
     let (buffer, capacity) = slot.buffer();
+    // SAFETY: the history is null or a live History (see
+    // `Slot::handler_history`), and the slot is IN_HANDLER: it is this
+    // handler's until it publishes.
+    let mut history = unsafe { slot.handler_history().as_mut() };
+    let half = history.as_deref().map_or(0, History::next_half);
+    // SAFETY: `half` is 0 or 1; the buffer holds two halves of `capacity` frames.
+    let out_half = unsafe { buffer.add(half * capacity) };
     let mut partial = 0;
     let mut broken = 0;
     if let Some(vm) = hotspot::vm() {
@@ -275,16 +286,37 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
             vm.java_thread_of(env).filter(|&thread| walker::os_thread_id(&VmMemory, &vm.layout, thread) == Some(tid));
         match thread {
             Some(thread) => {
-                // SAFETY: the buffer holds `capacity` frames and is ours (IN_HANDLER).
-                let out = unsafe { std::slice::from_raw_parts_mut(buffer, capacity) };
-                // SAFETY: the cache is null or a live FrameCache (see
-                // `Slot::handler_cache`), and the slot is IN_HANDLER: it is
-                // this handler's until it publishes.
-                let cache = unsafe { slot.handler_cache().as_mut() };
-                let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, cache);
+                let walk = match history.as_deref_mut() {
+                    Some(history) => {
+                        // SAFETY: the two halves are disjoint, `capacity`
+                        // frames each, and ours (IN_HANDLER).
+                        let halves = unsafe {
+                            [
+                                std::slice::from_raw_parts_mut(buffer, capacity),
+                                std::slice::from_raw_parts_mut(buffer.add(capacity), capacity),
+                            ]
+                        };
+                        let (memo, out) = history.memo(halves);
+                        let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
+                        history.finish(&walk);
+                        walk
+                    }
+                    None => {
+                        // SAFETY: the half holds `capacity` frames and is ours (IN_HANDLER).
+                        let out = unsafe { std::slice::from_raw_parts_mut(out_half, capacity) };
+                        let memo = walker::Memo::default();
+                        walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo)
+                    }
+                };
                 match walk.ending {
                     Ending::Complete | Ending::Full => {
-                        return Captured { result: walk.frames as i32, walker: Walker::Vm, broken: 0 }
+                        return Captured {
+                            result: walk.frames as i32,
+                            walker: Walker::Vm,
+                            broken: 0,
+                            half: half as u8,
+                            reused: walk.reused.min(u16::MAX as usize) as u16,
+                        }
                     }
                     Ending::Broken(reason) => {
                         partial = walk.frames;
@@ -295,15 +327,19 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
             None => broken = Broken::NoThread as u8,
         }
     }
+    if let Some(history) = history {
+        history.forget();
+    }
+    let half = half as u8;
     let Some(async_get_call_trace) = agct::function() else {
-        return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken };
+        return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken, half, reused: 0 };
     };
     // SAFETY: `partial` < `capacity` (a walk that fills the buffer ends Full).
-    let rest = unsafe { buffer.add(partial) };
+    let rest = unsafe { out_half.add(partial) };
     let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames: rest };
     // SAFETY: AsyncGetCallTrace is called on the interrupted thread with its
     // ucontext, and writes at most `capacity - partial` frames into the rest
-    // of the slot's buffer.
+    // of the half.
     unsafe { async_get_call_trace(&mut trace, (capacity - partial) as i32, ucontext) };
     if trace.num_frames > 0 {
         // Its frames replace pcct's partial ones (a plain loop: no memmove
@@ -311,15 +347,15 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
         let mut index = 0;
         while partial > 0 && index < trace.num_frames as usize {
             // SAFETY: both indices are below `capacity`.
-            unsafe { *buffer.add(index) = *buffer.add(partial + index) };
+            unsafe { *out_half.add(index) = *out_half.add(partial + index) };
             index += 1;
         }
-        return Captured { result: trace.num_frames, walker: Walker::Agct, broken };
+        return Captured { result: trace.num_frames, walker: Walker::Agct, broken, half, reused: 0 };
     }
     if partial > 0 {
-        return Captured { result: partial as i32, walker: Walker::VmPartial, broken };
+        return Captured { result: partial as i32, walker: Walker::VmPartial, broken, half, reused: 0 };
     }
-    Captured { result: trace.num_frames, walker: Walker::Agct, broken }
+    Captured { result: trace.num_frames, walker: Walker::Agct, broken, half, reused: 0 }
 }
 
 /// The registers pcct's walker starts from.

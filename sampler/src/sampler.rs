@@ -398,7 +398,11 @@ impl<'r> Sampler<'r> {
         }
         if handler.result > 0 {
             match Walker::from_u8(handler.walker) {
-                Walker::Vm => counters_add(&counters.walks_vm, 1),
+                Walker::Vm => {
+                    counters_add(&counters.walks_vm, 1);
+                    counters_add(&counters.frames_walked, handler.result as u64);
+                    counters_add(&counters.frames_reused, handler.reused as u64);
+                }
                 Walker::Agct => counters_add(&counters.walks_agct, 1),
                 Walker::VmPartial => counters_add(&counters.walks_partial, 1),
                 Walker::None => {}

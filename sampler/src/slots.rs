@@ -46,7 +46,7 @@ use parking_lot::Mutex;
 
 use crate::agct::CallFrame;
 use crate::error::{Result, SamplerError};
-use crate::hotspot::cache::FrameCache;
+use crate::hotspot::history::History;
 
 /// Most threads tracked at once. More are not sampled (and counted).
 pub const MAX_THREADS: usize = 8192;
@@ -104,6 +104,11 @@ pub(crate) struct HandlerResult {
     /// Why pcct's walker stopped early ([`crate::hotspot::walker::Broken`]
     /// as a byte), 0 if it did not (or did not run).
     pub broken: u8,
+    /// The half of the frame buffer holding the frames (0 or 1).
+    pub half: u8,
+    /// Of the frames, those pcct's walker took unchanged from the thread's
+    /// previous walk instead of decoding them.
+    pub reused: u16,
     /// The register checksum.
     pub checksum: u64,
     /// Time the handler took.
@@ -133,9 +138,9 @@ pub struct Slot {
     origin: AtomicU8,
     frames: AtomicPtr<CallFrame>,
     capacity: AtomicU32,
-    /// What the thread's walks decoded (allocated by the sampler at the
-    /// slot's first request, kept with the slot; see `hotspot::cache`).
-    cache: AtomicPtr<FrameCache>,
+    /// What the thread's walks decoded and saw (allocated by the sampler at
+    /// the slot's first request, kept with the slot; see `hotspot::history`).
+    history: AtomicPtr<History>,
     /// Checksum of the registers at the thread's previous signal (0: none).
     /// Written only by the handler, on the thread itself.
     pub(crate) last_checksum: AtomicU64,
@@ -149,6 +154,8 @@ pub struct Slot {
     result: AtomicI32,
     walker: AtomicU8,
     broken: AtomicU8,
+    half: AtomicU8,
+    reused: AtomicU32,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
 }
@@ -163,13 +170,15 @@ impl Slot {
             origin: AtomicU8::new(0),
             frames: AtomicPtr::new(std::ptr::null_mut()),
             capacity: AtomicU32::new(0),
-            cache: AtomicPtr::new(std::ptr::null_mut()),
+            history: AtomicPtr::new(std::ptr::null_mut()),
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
+            half: AtomicU8::new(0),
+            reused: AtomicU32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
         }
@@ -190,8 +199,8 @@ impl Slot {
     }
 
     /// FREE -> IDLE: a new registration of thread `tid`, with a frame
-    /// buffer of at least `depth + 1` frames (allocated here if the slot's
-    /// is smaller). Returns the registration's generation, or `None` if the
+    /// buffer of two halves of at least `depth + 1` frames each (allocated
+    /// here if the slot's is smaller). Returns the registration's generation, or `None` if the
     /// slot is not FREE. Registration only (it holds the registry's lock,
     /// so nobody else moves a FREE slot).
     fn occupy(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin, depth: usize) -> Option<u32> {
@@ -200,14 +209,14 @@ impl Slot {
         }
         let needed = depth + 1;
         if (self.capacity.load(Ordering::Relaxed) as usize) < needed {
-            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; needed].into_boxed_slice();
+            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; 2 * needed].into_boxed_slice();
             let old = self.frames.swap(Box::into_raw(buffer) as *mut CallFrame, Ordering::AcqRel);
             let old_capacity = self.capacity.swap(needed as u32, Ordering::AcqRel) as usize;
             if !old.is_null() {
                 // SAFETY: the slot is FREE: no handler or sampler uses its
                 // buffer, which was made by Box::into_raw of a boxed slice of
-                // `old_capacity` frames.
-                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, old_capacity)) });
+                // two halves of `old_capacity` frames.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, 2 * old_capacity)) });
             }
         }
         self.tid.store(tid, Ordering::Relaxed);
@@ -229,9 +238,9 @@ impl Slot {
         if self.state() != SlotState::Idle {
             return false;
         }
-        if self.cache.load(Ordering::Relaxed).is_null() {
+        if self.history.load(Ordering::Relaxed).is_null() {
             // Published to the handler by the move to REQUESTED.
-            self.cache.store(Box::into_raw(Box::default()), Ordering::Relaxed);
+            self.history.store(Box::into_raw(Box::default()), Ordering::Relaxed);
         }
         // Published by the move to REQUESTED (only the sampler writes it,
         // and only while the slot is IDLE).
@@ -255,21 +264,22 @@ impl Slot {
             && self.transition(SlotState::Requested, SlotState::InHandler)
     }
 
-    /// The frame buffer and its capacity, for the handler that entered the
-    /// slot ([`Slot::enter_handler`]): it alone writes the buffer until
+    /// The frame buffer (two halves, one after the other) and the capacity
+    /// of a half, for the handler that entered the slot
+    /// ([`Slot::enter_handler`]): it alone writes the buffer until
     /// [`Slot::publish`].
     #[inline]
     pub(crate) fn buffer(&self) -> (*mut CallFrame, usize) {
         (self.frames.load(Ordering::Relaxed), self.capacity.load(Ordering::Relaxed) as usize)
     }
 
-    /// The walk cache, for the handler that entered the slot (null before
+    /// The walk history, for the handler that entered the slot (null before
     /// the slot's first request): a `Box` made by [`Slot::request`], never
     /// freed while the slot exists, used only by the slot's handler while it
     /// is IN_HANDLER.
     #[inline]
-    pub(crate) fn handler_cache(&self) -> *mut FrameCache {
-        self.cache.load(Ordering::Relaxed)
+    pub(crate) fn handler_history(&self) -> *mut History {
+        self.history.load(Ordering::Relaxed)
     }
 
     /// IN_HANDLER -> READY (the signal handler): publishes the result and
@@ -282,6 +292,8 @@ impl Slot {
         self.result.store(handler.result, Ordering::Relaxed);
         self.walker.store(handler.walker, Ordering::Relaxed);
         self.broken.store(handler.broken, Ordering::Relaxed);
+        self.half.store(handler.half, Ordering::Relaxed);
+        self.reused.store(handler.reused as u32, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
@@ -298,6 +310,8 @@ impl Slot {
             result: self.result.load(Ordering::Relaxed),
             walker: self.walker.load(Ordering::Relaxed),
             broken: self.broken.load(Ordering::Relaxed),
+            half: self.half.load(Ordering::Relaxed),
+            reused: self.reused.load(Ordering::Relaxed) as u16,
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
         };
@@ -305,10 +319,11 @@ impl Slot {
         if handler.result > 0 {
             let (buffer, capacity) = self.buffer();
             let count = (handler.result as usize).min(capacity);
+            let half = (handler.half as usize).min(1);
             // SAFETY: the slot is DRAINING, so its handler is done and no one
-            // else touches the buffer, which holds `capacity` frames of which
-            // the handler wrote `result`.
-            let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer, count) };
+            // else touches the buffer, whose half `half` holds `capacity`
+            // frames of which the handler wrote `result`.
+            let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer.add(half * capacity), count) };
             frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
         }
         self.state.store(SlotState::Idle as u32, Ordering::Release);
@@ -590,7 +605,7 @@ mod tests {
     }
 
     fn result(frames: i32) -> HandlerResult {
-        HandlerResult { result: frames, walker: 1, broken: 0, checksum: 0xC0FFEE, handler_ns: 1234 }
+        HandlerResult { result: frames, walker: 1, broken: 0, half: 0, reused: 0, checksum: 0xC0FFEE, handler_ns: 1234 }
     }
 
     /// Writes `count` frames into the buffer, as a handler would.

@@ -296,6 +296,9 @@ fn the_handler_source_names_no_lock_allocation_or_formatting() {
         ("hotspot/walker.rs", include_str!("../src/hotspot/walker.rs")),
         ("hotspot/code.rs", include_str!("../src/hotspot/code.rs")),
         ("hotspot/memory.rs", include_str!("../src/hotspot/memory.rs")),
+        ("hotspot/marks.rs", include_str!("../src/hotspot/marks.rs")),
+        ("hotspot/cache.rs", include_str!("../src/hotspot/cache.rs")),
+        ("hotspot/history.rs", include_str!("../src/hotspot/history.rs")),
     ];
     for (file, source) in sources {
         let code: String = source

@@ -3,10 +3,12 @@
 //!
 //! - [`vmstructs`]: the exported tables of field offsets, type sizes and constants;
 //! - [`flags`]: the flag table, and `DebugNonSafepoints` turned on;
+//! - [`marks`]: what a thread's previous walk saw, to reuse its unchanged frames;
 //! - [`layout`]: what the walker needs, from the tables and the running VM;
 //! - [`safe_read`]: reads that survive a bad pointer (a fault handler);
 //! - [`memory`]: the walker's memory, real or synthetic;
 //! - [`cache`]: what a thread's walks decoded, kept for its next walks;
+//! - [`history`]: what a thread's handler keeps between samples;
 //! - [`code`]: code heaps, code blobs, nmethods, debug information, jmethodIDs;
 //! - [`walker`]: the frame walk the signal handler runs.
 //!
@@ -16,7 +18,9 @@
 pub mod cache;
 pub mod code;
 pub mod flags;
+pub mod history;
 pub mod layout;
+pub mod marks;
 pub mod memory;
 pub mod safe_read;
 pub mod vmstructs;

@@ -4,12 +4,13 @@
 
 use super::cache::FrameCache;
 use super::code::{self, BlobKind};
+use super::history::History;
 use super::layout::{
     BlobLayout, CodeBegin, DebugInfo, Heap, HeapLayout, Layout, Metadata, MethodLayout, Runtime, ThreadLayout,
     VerifiedEntry, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP,
 };
 use super::memory::{FakeMemory, Memory};
-use super::walker::{self, Broken, Ending, Registers, Walk, UNKNOWN_BCI};
+use super::walker::{self, Broken, Ending, Memo, Registers, Walk, UNKNOWN_BCI};
 use crate::agct::CallFrame;
 
 const HEAP: usize = 0x1000_0000;
@@ -257,7 +258,7 @@ impl Vm {
 
     fn walk(&self, registers: Registers, capacity: usize) -> (Walk, Vec<(usize, i32)>) {
         let mut out = vec![CallFrame::EMPTY; capacity];
-        let walk = walker::walk(&self.memory, &self.layout, THREAD, registers, &mut out, None);
+        let walk = walker::walk(&self.memory, &self.layout, THREAD, registers, &mut out, Memo::default());
         let frames = out[..walk.frames].iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect();
         (walk, frames)
     }
@@ -444,7 +445,7 @@ fn a_walk_over_unmapped_memory_reads_nothing_and_survives() {
     layout.runtime.code_low = nowhere;
     layout.runtime.code_high = nowhere + 0x1000_0000;
     let mut out = [CallFrame::EMPTY; 8];
-    let walk = walker::walk(&memory, &layout, nowhere + 0x100, Registers::default(), &mut out, None);
+    let walk = walker::walk(&memory, &layout, nowhere + 0x100, Registers::default(), &mut out, Memo::default());
     assert_eq!(walk.ending, Ending::Broken(Broken::NoThread));
     // A real, readable "thread" whose stack bounds are this thread's
     // stack, and registers pointing into unmapped code.
@@ -455,7 +456,7 @@ fn a_walk_over_unmapped_memory_reads_nothing_and_survives() {
     thread[0x218 / 8] = 0x10000;
     thread[0x200 / 8] = 8; // in Java
     let registers = Registers { pc: nowhere + 0x40, sp: here & !7, fp: here & !7, rbx: nowhere, r13: nowhere };
-    let walk = walker::walk(&memory, &layout, thread.as_ptr() as usize, registers, &mut out, None);
+    let walk = walker::walk(&memory, &layout, thread.as_ptr() as usize, registers, &mut out, Memo::default());
     assert_eq!(walk.frames, 0);
     assert!(matches!(walk.ending, Ending::Broken(_)), "{walk:?}");
     assert_eq!(memory.u64(nowhere), None);
@@ -479,7 +480,8 @@ fn build_with_interpreted_top() -> (Vm, Registers) {
 
 fn walk_cached(vm: &Vm, registers: Registers, cache: &mut FrameCache) -> (Walk, Vec<(usize, i32)>) {
     let mut out = vec![CallFrame::EMPTY; 16];
-    let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, Some(cache));
+    let memo = Memo { cache: Some(cache), ..Memo::default() };
+    let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, memo);
     (walk, out[..walk.frames].iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect())
 }
 
@@ -538,7 +540,95 @@ fn garbage_walks_with_a_warm_cache_never_break_the_walker() {
             registers.fp = rng.word();
         }
         let mut out = vec![CallFrame::EMPTY; 1 + rng.next() as usize % 32];
-        let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, Some(&mut cache));
+        let memo = Memo { cache: Some(&mut cache), ..Memo::default() };
+        let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, memo);
         assert!(walk.frames <= out.len());
+    }
+}
+
+/// Walks with a history, as the handler does: into the next half of a
+/// two-half buffer; returns the walk and its frames.
+fn walk_remembering(
+    vm: &Vm,
+    registers: Registers,
+    history: &mut History,
+    buffer: &mut [CallFrame],
+) -> (Walk, Vec<(usize, i32)>) {
+    let half = history.next_half();
+    let capacity = buffer.len() / 2;
+    let (first, second) = buffer.split_at_mut(capacity);
+    let (memo, out) = history.memo([first, second]);
+    let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, out, memo);
+    history.finish(&walk);
+    let frames = buffer[half * capacity..half * capacity + walk.frames]
+        .iter()
+        .map(|frame| (frame.method_id as usize, frame.lineno))
+        .collect();
+    (walk, frames)
+}
+
+#[test]
+fn unchanged_frames_below_a_new_top_are_taken_from_the_previous_walk() {
+    let (mut vm, registers) = build_with_interpreted_top();
+    let mut history = History::default();
+    let mut buffer = vec![CallFrame::EMPTY; 32];
+    let (first, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+    let expected = vec![(id(METHOD_C), 3), (id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
+    assert_eq!((first.ending, first.reused, frames), (Ending::Complete, 0, expected.clone()));
+    // The same stack: everything below the top frame is reused.
+    let (second, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+    assert_eq!((second.ending, frames), (Ending::Complete, expected.clone()));
+    assert_eq!(second.reused, 3, "the compiled frame's two and the bottom interpreted frame");
+    // The top frame moves on (another bytecode): the rest is still reused.
+    let top_fp = registers.fp;
+    put_word(&mut vm.memory, top_fp.wrapping_add_signed(INTERPRETER_BCP * 8), METHOD_C + 0x100 + 48 + 9);
+    let (third, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+    assert_eq!(frames[0], (id(METHOD_C), 9));
+    assert_eq!((third.reused, &frames[1..]), (3, &expected[1..]));
+}
+
+#[test]
+fn a_changed_frame_below_stops_the_reuse() {
+    let (mut vm, registers) = build_with_interpreted_top();
+    let mut history = History::default();
+    let mut buffer = vec![CallFrame::EMPTY; 32];
+    walk_remembering(&vm, registers, &mut history, &mut buffer);
+    // The bottom interpreted frame is at another bytecode now: its caller's
+    // position is the same, but the frame is not what it was.
+    let slot = vm.interpreted_fp.wrapping_add_signed(INTERPRETER_BCP * 8);
+    put_word(&mut vm.memory, slot, METHOD_C + 0x100 + 48 + 11);
+    let (walk, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+    assert_eq!(walk.reused, 0);
+    assert_eq!(frames.last(), Some(&(id(METHOD_C), 11)));
+    // The nmethod recompiled at the same address: its frame is decoded
+    // again; only the interpreted frame below it is reused.
+    walk_remembering(&vm, registers, &mut history, &mut buffer);
+    vm.memory.put_u32(NM + 48, 99);
+    let (walk, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+    assert_eq!((walk.ending, walk.reused), (Ending::Complete, 1));
+    assert_eq!(frames.len(), 4);
+}
+
+/// Garbage stacks walked with a history of sound walks: every walk ends
+/// within its buffer, and a reuse only ever copies frames the previous walk
+/// wrote.
+#[test]
+fn garbage_walks_with_a_history_never_break_the_walker() {
+    let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+    let mut history = History::default();
+    let mut buffer = vec![CallFrame::EMPTY; 64];
+    for round in 0..300 {
+        let (mut vm, mut registers) = build_with_interpreted_top();
+        if round % 2 == 1 {
+            for _ in 0..(round % 16 + 1) {
+                let at = STACK + 0x7000 + (rng.next() as usize % 0x1ff8) / 8 * 8;
+                put_word(&mut vm.memory, at, rng.word());
+            }
+            if round % 3 == 0 {
+                registers.fp = rng.word();
+            }
+        }
+        let (walk, frames) = walk_remembering(&vm, registers, &mut history, &mut buffer);
+        assert!(walk.frames <= 32 && walk.reused <= walk.frames && frames.len() == walk.frames);
     }
 }

@@ -37,6 +37,7 @@
 use super::cache::{self, CachedFrame, FrameCache};
 use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
 use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
+use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
 use crate::agct::CallFrame;
 
@@ -150,6 +151,9 @@ pub enum Ending {
 pub struct Walk {
     pub frames: usize,
     pub ending: Ending,
+    /// Of the frames, those copied from the previous walk (unchanged frames
+    /// at the bottom of the stack, verified, not decoded).
+    pub reused: usize,
 }
 
 /// A frame position during the walk.
@@ -185,6 +189,33 @@ struct Walker<'a, M: Memory> {
     written: usize,
     registers: Registers,
     cache: Option<&'a mut FrameCache>,
+    /// The previous walk's frames and output, and this walk's record.
+    previous: Option<Previous<'a>>,
+    marks: Option<&'a mut MarkSet>,
+    /// What identifies the frame just walked (set by the frame's handler).
+    mark: Mark,
+    /// Reuses tried (each costs a verification down the stack).
+    reuse_attempts: u8,
+    /// Java frames taken from the previous walk.
+    reused: usize,
+}
+
+/// The previous walk of the thread: its frames and its output (leaf first).
+#[derive(Clone, Copy, Debug)]
+pub struct Previous<'a> {
+    pub marks: &'a MarkSet,
+    pub out: &'a [CallFrame],
+}
+
+/// What a walk remembers and records beyond its output.
+#[derive(Debug, Default)]
+pub struct Memo<'a> {
+    /// Decoded frames and jmethodIDs of earlier walks.
+    pub cache: Option<&'a mut FrameCache>,
+    /// The previous walk, to reuse its unchanged frames.
+    pub previous: Option<Previous<'a>>,
+    /// Where this walk records its frames for the next.
+    pub marks: Option<&'a mut MarkSet>,
 }
 
 /// Walks the Java stack of the current thread (`JavaThread*` `thread`),
@@ -196,14 +227,36 @@ pub fn walk(
     thread: usize,
     registers: Registers,
     out: &mut [CallFrame],
-    cache: Option<&mut FrameCache>,
+    memo: Memo<'_>,
 ) -> Walk {
+    let Memo { cache, previous, mut marks } = memo;
+    if let Some(marks) = marks.as_deref_mut() {
+        marks.clear();
+    }
     let Some(stack) = thread_stack(memory, layout, thread) else {
-        return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread) };
+        return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread), reused: 0 };
     };
-    let mut walker = Walker { memory, layout, thread, stack, out, written: 0, registers, cache };
+    let previous = previous.filter(|previous| previous.marks.complete && previous.marks.is_whole());
+    let mut walker = Walker {
+        memory,
+        layout,
+        thread,
+        stack,
+        out,
+        written: 0,
+        registers,
+        cache,
+        previous,
+        marks,
+        mark: Mark::default(),
+        reuse_attempts: 0,
+        reused: 0,
+    };
     let ending = walker.run();
-    Walk { frames: walker.written, ending }
+    if let Some(marks) = walker.marks.as_deref_mut() {
+        marks.complete = ending == Ending::Complete;
+    }
+    Walk { frames: walker.written, ending, reused: walker.reused }
 }
 
 /// The `JavaThread`'s stack bounds.
@@ -230,6 +283,11 @@ impl<M: Memory> Walker<'_, M> {
             if !self.stack.contains(position.sp) || position.sp % 8 != 0 {
                 return Ending::Broken(Broken::StackRange);
             }
+            if let Some(ending) = self.try_reuse(position) {
+                return ending;
+            }
+            self.mark = Mark::default();
+            let written_before = self.written;
             let runtime = &self.layout.runtime;
             let in_code_cache = position.pc >= runtime.code_low && position.pc < runtime.code_high;
             native_run = if in_code_cache || self.in_interpreter(position.pc) { 0 } else { native_run + 1 };
@@ -247,6 +305,7 @@ impl<M: Memory> Walker<'_, M> {
             } else {
                 Err(Broken::UnknownCode)
             };
+            self.record(position, written_before);
             match next {
                 Ok(Some(next)) => {
                     if next.sp < position.sp || (next.sp == position.sp && next.pc == position.pc) {
@@ -259,6 +318,108 @@ impl<M: Memory> Walker<'_, M> {
             }
         }
         Ending::Broken(Broken::TooLong)
+    }
+
+    /// Records the frame just walked at `position` for the next walk.
+    fn record(&mut self, position: Position, written_before: usize) {
+        let Some(marks) = self.marks.as_deref_mut() else { return };
+        // A top frame is where the thread was interrupted: no later walk
+        // finds it at a return address; it is recorded for the positions.
+        let mark = Mark {
+            sp: position.sp,
+            pc: position.pc,
+            fp: position.fp,
+            emitted: self.written as u32,
+            kind: if position.top || written_before == self.written && self.mark.kind != MarkKind::Entry {
+                MarkKind::Opaque
+            } else {
+                self.mark.kind
+            },
+            ..self.mark
+        };
+        marks.push(mark);
+    }
+
+    /// At a frame the previous walk recorded at the same position: if every
+    /// recorded frame from there to the bottom is still on the stack,
+    /// copies their Java frames from the previous walk and ends the walk.
+    fn try_reuse(&mut self, position: Position) -> Option<Ending> {
+        if position.top || self.reuse_attempts >= 2 {
+            return None;
+        }
+        let previous = self.previous?;
+        let index = previous.marks.at_sp(position.sp)?;
+        let mark = previous.marks.frames()[index];
+        if !matches_position(&mark, position) {
+            return None;
+        }
+        self.reuse_attempts += 1;
+        if !self.verify(previous.marks, index) {
+            return None;
+        }
+        Some(self.adopt(previous, index))
+    }
+
+    /// Whether the recorded frames from `first` down are still the stack's.
+    fn verify(&self, marks: &MarkSet, first: usize) -> bool {
+        let frames = marks.frames();
+        for (index, mark) in frames.iter().enumerate().skip(first) {
+            let Some(next) = self.verified_caller(mark) else { return false };
+            match (next, frames.get(index + 1)) {
+                // The bottom, where the previous walk ended too.
+                (None, None) => return true,
+                (Some(next), Some(expected)) if matches_position(expected, next) => {}
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The caller of a recorded frame, read from the stack, if the frame
+    /// is still what it was (`Some(None)`: the bottom of the stack).
+    fn verified_caller(&self, mark: &Mark) -> Option<Option<Position>> {
+        match mark.kind {
+            MarkKind::Compiled => {
+                let compile_id = self.memory.u32(mark.key.wrapping_add(self.layout.blob.compile_id))?;
+                (compile_id as usize == mark.check).then_some(())?;
+                self.caller_by_size(mark.sp, mark.size as usize).map(Some)
+            }
+            MarkKind::Interpreted => {
+                let same = self.slot(mark.fp, INTERPRETER_METHOD) == Some(mark.key)
+                    && self.slot(mark.fp, INTERPRETER_BCP) == Some(mark.check);
+                same.then_some(())?;
+                let sender_sp = self.slot(mark.fp, INTERPRETER_SENDER_SP)?;
+                self.caller_by_fp(mark.fp, sender_sp).map(Some)
+            }
+            MarkKind::Entry => {
+                let position = Position { pc: mark.pc, sp: mark.sp, fp: mark.fp, top: false };
+                self.entry_caller(position).ok()
+            }
+            MarkKind::Opaque => None,
+        }
+    }
+
+    /// Copies the previous walk's Java frames from its frame `first` down,
+    /// and its records of those frames.
+    fn adopt(&mut self, previous: Previous<'_>, first: usize) -> Ending {
+        let frames = previous.marks.frames();
+        let start = if first == 0 { 0 } else { frames[first - 1].emitted as usize };
+        let end = frames.last().map_or(start, |mark| mark.emitted as usize).min(previous.out.len());
+        let base = self.written;
+        for frame in &previous.out[start.min(end)..end] {
+            if self.written >= self.out.len() {
+                return Ending::Full;
+            }
+            self.out[self.written] = *frame;
+            self.written += 1;
+        }
+        self.reused = self.written - base;
+        if let Some(marks) = self.marks.as_deref_mut() {
+            for mark in &frames[first..] {
+                marks.push(Mark { emitted: (mark.emitted as usize - start + base) as u32, ..*mark });
+            }
+        }
+        Ending::Complete
     }
 
     /// Where the walk starts: the interrupted context when the thread runs
@@ -344,6 +505,12 @@ impl<M: Memory> Walker<'_, M> {
             if let Some(method_id) = self.interpreted_frame(fp) {
                 let sender_sp = self.slot(fp, INTERPRETER_SENDER_SP).ok_or(Broken::Interpreted)?;
                 self.emit(method_id.0, method_id.1);
+                self.mark = Mark {
+                    kind: MarkKind::Interpreted,
+                    key: self.slot(fp, INTERPRETER_METHOD).unwrap_or(0),
+                    check: self.slot(fp, INTERPRETER_BCP).unwrap_or(0),
+                    ..Mark::default()
+                };
                 return self.caller_by_fp(fp, sender_sp).map(Some).ok_or(Broken::Interpreted);
             }
         }
@@ -400,6 +567,15 @@ impl<M: Memory> Walker<'_, M> {
         self.compiled_scopes(position, blob, method)?;
         if blob.frame_size == 0 {
             return Err(Broken::Compiled);
+        }
+        if let Some(compile_id) = code::compile_id(self.memory, self.layout, blob) {
+            self.mark = Mark {
+                kind: MarkKind::Compiled,
+                size: blob.frame_size as u32,
+                key: blob.address,
+                check: compile_id as usize,
+                ..Mark::default()
+            };
         }
         self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Compiled)
     }
@@ -467,6 +643,13 @@ impl<M: Memory> Walker<'_, M> {
         for index in 0..entry.count as usize {
             self.emit(entry.method_ids[index], entry.bcis[index]);
         }
+        self.mark = Mark {
+            kind: MarkKind::Compiled,
+            size: entry.frame_size,
+            key: entry.blob,
+            check: entry.compile_id as usize,
+            ..Mark::default()
+        };
         Some(self.caller_by_size(position.sp, entry.frame_size as usize).map(Some).ok_or(Broken::Compiled))
     }
 
@@ -544,10 +727,17 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     fn entry_frame(&mut self, position: Position) -> Result<Option<Position>, Broken> {
+        self.mark = Mark { kind: MarkKind::Entry, ..Mark::default() };
+        self.entry_caller(position)
+    }
+
+    /// The Java frames below an entry frame: the anchor its call wrapper
+    /// saved (`None`: there are none, the bottom of the stack).
+    fn entry_caller(&self, position: Position) -> Result<Option<Position>, Broken> {
         let fields = &self.layout.thread;
         let slot = position.fp.checked_add_signed(fields.entry_frame_call_wrapper).ok_or(Broken::EntryFrame)?;
         let wrapper = self.word(slot).ok_or(Broken::EntryFrame)?;
-        if wrapper % 8 != 0 || wrapper < position.fp || wrapper - position.fp > MAX_CALL_WRAPPER_DISTANCE {
+        if !wrapper.is_multiple_of(8) || wrapper < position.fp || wrapper - position.fp > MAX_CALL_WRAPPER_DISTANCE {
             return Err(Broken::EntryFrame);
         }
         let anchor = wrapper.wrapping_add(fields.call_wrapper_anchor);
@@ -663,6 +853,13 @@ impl<M: Memory> Walker<'_, M> {
         }
         self.caller_by_fp(fp, fp.wrapping_add(16)).map(Some).ok_or(Broken::Native)
     }
+}
+
+/// Whether a walk at `position` is at the recorded frame `mark` (the frame
+/// pointer matters only to interpreted frames: compiled code uses rbp as a
+/// general register, so a compiled frame's saved rbp can differ).
+fn matches_position(mark: &Mark, position: Position) -> bool {
+    mark.sp == position.sp && mark.pc == position.pc && (mark.kind != MarkKind::Interpreted || mark.fp == position.fp)
 }
 
 const PUSH_RBP: u8 = 0x55;
