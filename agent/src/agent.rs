@@ -95,6 +95,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         }
         pcct_sampler::signal::check_available(options.signal).map_err(SetupError::Signal)?;
     }
+    let debug_info = enable_debug_non_safepoints(arrival);
     // SAFETY: the caller passes the VM's JavaVM.
     let jvmti = unsafe { Jvmti::from_vm(vm) }?;
 
@@ -102,11 +103,9 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // CompiledMethodLoad only with compiled=on: enabling those events makes
-    // HotSpot record debug information at non-safepoint positions of code
-    // compiled from then on (DebugNonSafepoints), which moves samples in
-    // inlined code between frames (README, "Inlined frames"). pcct needs
-    // neither the events nor their addresses to walk stacks.
+    // CompiledMethodLoad only with compiled=on: pcct needs neither the
+    // events nor their addresses to walk stacks (the non-safepoint debug
+    // information they would make HotSpot record, DebugNonSafepoints gives).
     if options.compiled {
         capabilities.set_can_generate_compiled_method_load_events(1);
     }
@@ -125,12 +124,33 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
     };
+    agent.shared.vm.lock().debug_info = debug_info;
     if AGENT.set(agent).is_err() {
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
     crate::callbacks::install(jvmti, agent.options.compiled)?;
     Ok(agent)
+}
+
+/// Turns HotSpot's DebugNonSafepoints on (unless the user set it), so that
+/// compiled code describes every instruction and samples in inlined methods
+/// name them (see `pcct_sampler::hotspot::flags`). At start-up it precedes
+/// every compilation; on attach, code compiled before keeps safepoint-only
+/// information until it is compiled again. Returns what /api/status says.
+fn enable_debug_non_safepoints(arrival: Arrival) -> String {
+    use pcct_sampler::hotspot::{flags, vmstructs::VmStructs};
+    let change = VmStructs::of_this_process()
+        .map(|tables| flags::enable_debug_non_safepoints(&tables))
+        .unwrap_or(flags::FlagChange::Missing);
+    let mut line = format!("DebugNonSafepoints {}", change.describe());
+    if change == flags::FlagChange::Enabled && arrival == Arrival::Attach {
+        line.push_str(" at attach: methods compiled before keep safepoint-only debug information until compiled again");
+    }
+    if !change.is_on() {
+        complain(&format!("{line}: samples in inlined code go to the nearest safepoint's method"));
+    }
+    line
 }
 
 impl Agent {

@@ -109,6 +109,12 @@ pub struct VmInfo {
     pub jvm_name: String,
     pub jvm_version: String,
     pub pid: u32,
+    /// Which stack walker walks (pcct's own with AsyncGetCallTrace as the
+    /// fallback, or AsyncGetCallTrace alone, and why).
+    pub walker: String,
+    /// What compiled code's debug information describes: every instruction
+    /// (DebugNonSafepoints on) or only safepoints, and who decided.
+    pub debug_info: String,
 }
 
 pub struct Shared {

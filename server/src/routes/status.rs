@@ -29,6 +29,10 @@ pub struct Status {
     pub jvm_name: String,
     pub jvm_version: String,
     pub pid: u32,
+    /// The stack walker in use.
+    pub walker: String,
+    /// Compiled code's debug information (DebugNonSafepoints).
+    pub debug_info: String,
     pub uptime_s: f64,
     pub sampling: Sampling,
     pub settings: serde_json::Value,
@@ -61,6 +65,8 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         jvm_name: vm.jvm_name,
         jvm_version: vm.jvm_version,
         pid: vm.pid,
+        walker: vm.walker,
+        debug_info: vm.debug_info,
         uptime_s: state.shared.started.elapsed().as_secs_f64(),
         sampling: Sampling {
             running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),
