@@ -257,9 +257,10 @@ fn decode_scopes(memory: &impl Memory, layout: &Layout, data: &DebugData, first:
     count
 }
 
-/// HotSpot's compressed integers (UNSIGNED5, from Pack200): a byte below
-/// 192 (plus the excluded-byte base, JDK 20+) ends a number; up to five bytes
-/// of six bits each.
+/// HotSpot's compressed integers (UNSIGNED5, from Pack200): up to five
+/// bytes, the first below 192 ending the number, each worth its value less
+/// the excluded byte `base` (0 before JDK 20; since JDK-8292758 the byte 0 is
+/// excluded, so values are stored plus one) times 64 to its position.
 struct Unsigned5<'m, M: Memory> {
     memory: &'m M,
     position: usize,
@@ -267,14 +268,16 @@ struct Unsigned5<'m, M: Memory> {
 }
 
 impl<M: Memory> Unsigned5<'_, M> {
-    const L: u32 = 192;
+    /// Bytes below this end a number (the "low" bytes), in both encodings:
+    /// L = 192 low bytes from 0, or L = 191 from the excluded byte 1.
+    const LOW_END: u32 = 192;
 
     fn next(&mut self) -> Option<u32> {
         let base = self.base as u32;
         let first = self.memory.u8(self.position)? as u32;
         self.position = self.position.wrapping_add(1);
         let mut sum = first.checked_sub(base)?;
-        if first < Self::L + base {
+        if first < Self::LOW_END {
             return Some(sum);
         }
         let mut shift = 6;
@@ -282,12 +285,23 @@ impl<M: Memory> Unsigned5<'_, M> {
             let byte = self.memory.u8(self.position)? as u32;
             self.position = self.position.wrapping_add(1);
             sum = sum.wrapping_add(byte.checked_sub(base)? << shift);
-            if byte < Self::L + base || index == 4 {
+            if byte < Self::LOW_END || index == 4 {
                 break;
             }
             shift += 6;
         }
         Some(sum)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A compressed-integer reader at `position`, for tests.
+    pub fn stream<'m, M: Memory>(memory: &'m M, layout: &Layout, position: usize) -> impl Iterator<Item = u32> + 'm {
+        let mut stream = Unsigned5 { memory, position, base: layout.unsigned5_base };
+        std::iter::from_fn(move || stream.next())
     }
 }
 

@@ -138,23 +138,112 @@ fn id(method: usize) -> usize {
     method + 0x500
 }
 
-/// UNSIGNED5 as HotSpot writes it (base 0).
-fn unsigned5(value: u32, out: &mut Vec<u8>) {
-    let mut rest = value;
+/// UNSIGNED5 as HotSpot writes it (`write_int_mb` before JDK 20, with no
+/// excluded byte; `UNSIGNED5::write_uint` since, excluding the byte 0).
+fn unsigned5_with(value: u32, excluded: u8, out: &mut Vec<u8>) {
+    let x = excluded as u32;
+    let low = 192 - x;
+    let mut sum = value;
     for index in 0..5 {
-        if rest < 192 || index == 4 {
-            out.push(rest as u8);
+        if sum < low || index == 4 {
+            out.push((x + sum) as u8);
             return;
         }
-        let low = 192 + (rest % 64);
-        out.push(low as u8);
-        rest = (rest - low) / 64;
+        sum -= low;
+        out.push((x + low + sum % 64) as u8);
+        sum >>= 6;
     }
 }
 
+fn unsigned5(value: u32, out: &mut Vec<u8>) {
+    unsigned5_with(value, 0, out);
+}
+
+/// The two layouts of compiled methods the walker reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Jdk {
+    /// JDK 17: pointers to code and scopes, debug information in the blob.
+    J17,
+    /// JDK 23+: offsets, debug information in an immutable block, metadata
+    /// behind the relocations, 16-bit frame-complete offset, UNSIGNED5 with
+    /// an excluded byte.
+    J25,
+}
+
+/// Where the JDK 25 layout's immutable and mutable data blocks are.
+const IMMUTABLE: usize = 0x5300_0000;
+const MUTABLE: usize = 0x5400_0000;
+
+fn layout_of(jdk: Jdk) -> Layout {
+    let mut layout = layout();
+    if jdk == Jdk::J25 {
+        layout.major = 25;
+        layout.unsigned5_base = 1;
+        layout.blob.code_begin = CodeBegin::Offset(24);
+        layout.blob.verified_entry = VerifiedEntry::Offset(40);
+        layout.blob.frame_complete_is_short = true;
+        layout.blob.debug_info = DebugInfo::Immutable { data_pointer: 64, pcs_begin: 52, scopes_begin: 56 };
+        layout.blob.metadata = Metadata::Mutable { data_pointer: 80, relocation_size: 88 };
+    }
+    layout
+}
+
+/// The nmethod's code pointers, PcDescs, scopes and metadata, as `jdk`
+/// lays them out: PcDescs 0x40 -> scope at 10 (B at 300 inlined in A at 5),
+/// 0x80 -> no scope.
+fn write_debug_info(memory: &mut FakeMemory, jdk: Jdk) {
+    let pcs = [(-1i32, 0i32), (0x40, 10), (0x80, 0), (0x7FFF_FFFF, 0)];
+    let excluded = if jdk == Jdk::J25 { 1 } else { 0 };
+    let mut scopes = vec![excluded; 1];
+    unsigned5_with(0, excluded, &mut scopes);
+    unsigned5_with(1, excluded, &mut scopes);
+    unsigned5_with(5 + 1, excluded, &mut scopes);
+    scopes.resize(10, excluded);
+    unsigned5_with(1, excluded, &mut scopes);
+    unsigned5_with(2, excluded, &mut scopes);
+    unsigned5_with(300 + 1, excluded, &mut scopes); // a bci needing two bytes
+    let (pcs_at, scopes_at, metadata_at) = match jdk {
+        Jdk::J17 => {
+            memory.put_u32(NM + 16, 0x10);
+            put_word(memory, NM + 24, NM_CODE);
+            put_word(memory, NM + 40, NM_CODE);
+            memory.put_u32(NM + 52, 0x200);
+            memory.put_u32(NM + 56, 0x200 + pcs.len() as u32 * 16);
+            put_word(memory, NM + 64, SCOPES);
+            memory.put_u32(NM + 72, 0x300);
+            (NM + 0x200, SCOPES, NM + 0x300)
+        }
+        Jdk::J25 => {
+            memory.map(IMMUTABLE, 0x200);
+            memory.map(MUTABLE, 0x100);
+            memory.put_u16(NM + 16, 0x10);
+            memory.put_u32(NM + 24, (NM_CODE - NM) as u32);
+            memory.put_u16(NM + 40, 0);
+            // The PcDescs end where the scopes begin (scopes_pcs_end).
+            memory.put_u32(NM + 52, 0);
+            memory.put_u32(NM + 56, pcs.len() as u32 * 16);
+            put_word(memory, NM + 64, IMMUTABLE);
+            put_word(memory, NM + 80, MUTABLE);
+            memory.put_u32(NM + 88, 0x20);
+            (IMMUTABLE, IMMUTABLE + pcs.len() * 16, MUTABLE + 0x20)
+        }
+    };
+    for (index, (pc, scope)) in pcs.iter().enumerate() {
+        memory.put_u32(pcs_at + index * 16, *pc as u32);
+        memory.put_u32(pcs_at + index * 16 + 4, *scope as u32);
+    }
+    memory.write(scopes_at, &scopes);
+    put_word(memory, metadata_at, METHOD_A); // metadata_at(1)
+    put_word(memory, metadata_at + 8, METHOD_B); // metadata_at(2)
+}
+
 fn build() -> Vm {
+    build_as(Jdk::J17)
+}
+
+fn build_as(jdk: Jdk) -> Vm {
     let mut memory = FakeMemory::default();
-    let layout = layout();
+    let layout = layout_of(jdk);
     for (base, size) in [
         (HEAP, 0x100),
         (CODE, CODE_SIZE),
@@ -191,34 +280,9 @@ fn build() -> Vm {
     put_word(&mut memory, NM, NAMES);
     memory.put_u32(NM + 8, (8 << SHIFT) - 16);
     memory.put_u32(NM + 12, NM_FRAME_WORDS as u32);
-    memory.put_u32(NM + 16, 0x10);
-    put_word(&mut memory, NM + 24, NM_CODE);
     put_word(&mut memory, NM + 32, METHOD_A);
-    put_word(&mut memory, NM + 40, NM_CODE);
     memory.put_u32(NM + 48, 42);
-    // PcDescs at NM + 0x200: sentinel, 0x40 -> scope at 10, 0x80 -> scope at 0 (none), sentinel.
-    let pcs = [(-1i32, 0i32), (0x40, 10), (0x80, 0), (0x7FFF_FFFF, 0)];
-    for (index, (pc, scope)) in pcs.iter().enumerate() {
-        memory.put_u32(NM + 0x200 + index * 16, *pc as u32);
-        memory.put_u32(NM + 0x200 + index * 16 + 4, *scope as u32);
-    }
-    memory.put_u32(NM + 52, 0x200);
-    memory.put_u32(NM + 56, 0x200 + pcs.len() as u32 * 16);
-    put_word(&mut memory, NM + 64, SCOPES);
-    memory.put_u32(NM + 72, 0x300);
-    put_word(&mut memory, NM + 0x300, METHOD_A); // metadata_at(1)
-    put_word(&mut memory, NM + 0x308, METHOD_B); // metadata_at(2)
-                                                 // Scopes: at 10, B (index 2) at bci 10, inlined into the scope at 1:
-                                                 // A (index 1) at bci 5. bci is stored plus one.
-    let mut scopes = vec![0u8; 1];
-    unsigned5(0, &mut scopes);
-    unsigned5(1, &mut scopes);
-    unsigned5(5 + 1, &mut scopes);
-    scopes.resize(10, 0);
-    unsigned5(1, &mut scopes);
-    unsigned5(2, &mut scopes);
-    unsigned5(300 + 1, &mut scopes); // a bci needing two bytes
-    memory.write(SCOPES, &scopes);
+    write_debug_info(&mut memory, jdk);
     // The call stub.
     put_word(&mut memory, STUB, NAMES + 0x20);
     memory.put_u32(STUB + 8, 4 << SHIFT);
@@ -281,11 +345,39 @@ fn blobs_are_found_from_any_pc_inside_them() {
 
 #[test]
 fn a_compiled_frame_with_inlining_an_interpreted_frame_and_an_entry_frame_walk_to_the_bottom() {
-    let vm = build();
-    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
-    assert_eq!(walk.ending, Ending::Complete);
-    // B (inlined, bci 300) in A (bci 5), then C interpreted at bci 7.
-    assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)]);
+    for jdk in [Jdk::J17, Jdk::J25] {
+        let vm = build_as(jdk);
+        let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+        assert_eq!(walk.ending, Ending::Complete, "{jdk:?}");
+        // B (inlined, bci 300) in A (bci 5), then C interpreted at bci 7.
+        assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)], "{jdk:?}");
+        // In the prologue (before frame_complete), at the verified entry.
+        let sp = vm.compiled_sp + NM_FRAME_WORDS * 8 - 8;
+        let registers = Registers { pc: NM_CODE, sp, fp: vm.interpreted_fp, rbx: 0, r13: 0 };
+        let mut prologue = build_as(jdk);
+        put_word(&mut prologue.memory, sp, INTERPRETER + 0x80);
+        let (walk, frames) = prologue.walk(registers, 16);
+        assert_eq!((walk.ending, frames.len()), (Ending::Complete, 2), "{jdk:?}");
+    }
+}
+
+#[test]
+fn compressed_integers_read_as_hotspot_writes_them() {
+    for excluded in [0u8, 1] {
+        let layout = Layout { unsigned5_base: excluded, ..layout() };
+        let values = [0u32, 1, 63, 190, 191, 192, 193, 255, 256, 4095, 4096, 12_287, 12_288, 1 << 20, u32::MAX >> 2];
+        let mut bytes = Vec::new();
+        for &value in &values {
+            unsigned5_with(value, excluded, &mut bytes);
+        }
+        let mut memory = FakeMemory::default();
+        memory.map(SCOPES, bytes.len() + 8);
+        memory.write(SCOPES, &bytes);
+        let mut stream = code::tests_support::stream(&memory, &layout, SCOPES);
+        for &value in &values {
+            assert_eq!(stream.next(), Some(value), "excluded byte {excluded}");
+        }
+    }
 }
 
 #[test]
