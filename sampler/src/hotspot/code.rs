@@ -294,17 +294,6 @@ impl<M: Memory> Unsigned5<'_, M> {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests_support {
-    use super::*;
-
-    /// A compressed-integer reader at `position`, for tests.
-    pub fn stream<'m, M: Memory>(memory: &'m M, layout: &Layout, position: usize) -> impl Iterator<Item = u32> + 'm {
-        let mut stream = Unsigned5 { memory, position, base: layout.unsigned5_base };
-        std::iter::from_fn(move || stream.next())
-    }
-}
-
 /// The jmethodID of `Method*` `method`, checked: a jmethodID points to a
 /// slot holding its `Method*`, so one that does not point back is refused
 /// (a wrong frame guess, a half-built frame, a method being redefined).
@@ -336,4 +325,15 @@ pub fn bci_of(memory: &impl Memory, layout: &Layout, method: usize, bcp: usize) 
     let size = memory.u16(const_method.wrapping_add(fields.code_size))? as usize;
     let bci = bcp.checked_sub(start)?;
     (bci < size.max(1)).then_some(bci as i32)
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::*;
+
+    /// A compressed-integer reader at `position`, for tests.
+    pub fn stream<'m, M: Memory>(memory: &'m M, layout: &Layout, position: usize) -> impl Iterator<Item = u32> + 'm {
+        let mut stream = Unsigned5 { memory, position, base: layout.unsigned5_base };
+        std::iter::from_fn(move || stream.next())
+    }
 }
