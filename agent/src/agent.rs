@@ -95,7 +95,11 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         }
         pcct_sampler::signal::check_available(options.signal).map_err(SetupError::Signal)?;
     }
-    let debug_info = enable_debug_non_safepoints(arrival);
+    let debug_info = if options.nonsafepoints {
+        enable_debug_non_safepoints(arrival)
+    } else {
+        "DebugNonSafepoints as the JVM has it (nonsafepoints=off)".to_string()
+    };
     // SAFETY: the caller passes the VM's JavaVM.
     let jvmti = unsafe { Jvmti::from_vm(vm) }?;
 

@@ -129,6 +129,10 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
 /// thread: its JNIEnv and `JavaThread` name every other thread's). Without
 /// it (not HotSpot, an unknown layout) AsyncGetCallTrace walks alone.
 fn prepare_walker(agent: &agent::Agent, jni: Jni) {
+    if agent.options.walker == crate::options::StackWalker::Agct {
+        agent.shared.vm.lock().walker = "AsyncGetCallTrace alone (walker=agct)".to_string();
+        return;
+    }
     let java_thread = agent.jvmti.current_thread().ok().and_then(|thread| {
         let address = jni.java_thread_of(thread);
         jni.delete_local_ref(thread);

@@ -4,6 +4,11 @@
 //! Items are separated by `,` or `;`; a key and its value by `=` or `:`
 //! (the first of either in the item). Every option has a default; a bad one
 //! is rejected with one line naming it and what it allows.
+//!
+//! Each option is described once, in [`OPTIONS`]: its key, default, what it
+//! allows, its meaning, how it is parsed and how `/api/status` shows it. The
+//! parser, the key list, the error messages, the status settings and the
+//! README's options table (checked by a test) all come from that table.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,12 +73,31 @@ pub struct Options {
     pub metrics_top: usize,
     /// `quiet`: print nothing but errors (`on`/`off`, default off).
     pub quiet: bool,
-    /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default
-    /// off). With them HotSpot records debug information at non-safepoint
-    /// code positions of newly compiled code (as `-XX:+DebugNonSafepoints`),
-    /// which changes how samples in inlined code are attributed; see the
-    /// README's "Inlined frames".
+    /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default off).
     pub compiled: bool,
+    /// `walker`: pcct's own stack walker or AsyncGetCallTrace alone (default pcct).
+    pub walker: StackWalker,
+    /// `nonsafepoints`: turn DebugNonSafepoints on at start-up (`on`/`off`, default on).
+    pub nonsafepoints: bool,
+}
+
+/// Which stack walker walks (the `walker` option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StackWalker {
+    /// pcct's own HotSpot walker, AsyncGetCallTrace for what it cannot finish.
+    #[default]
+    Pcct,
+    /// AsyncGetCallTrace alone.
+    Agct,
+}
+
+impl StackWalker {
+    pub fn name(self) -> &'static str {
+        match self {
+            StackWalker::Pcct => "pcct",
+            StackWalker::Agct => "agct",
+        }
+    }
 }
 
 impl Default for Options {
@@ -106,6 +130,8 @@ impl Default for Options {
             metrics_top: 10,
             quiet: false,
             compiled: false,
+            walker: StackWalker::Pcct,
+            nonsafepoints: true,
         }
     }
 }
@@ -126,37 +152,6 @@ impl OptionError {
         OptionError { item, allowed: allowed.into() }
     }
 }
-
-/// The option names, for the "unknown option" message.
-pub const KEYS: &[&str] = &[
-    "interval",
-    "mode",
-    "tree",
-    "depth",
-    "walk",
-    "purge",
-    "arena",
-    "on_full",
-    "prefilter",
-    "idle",
-    "signal",
-    "spin",
-    "jitter",
-    "recent",
-    "hot",
-    "methods",
-    "file",
-    "format",
-    "metric",
-    "http",
-    "port",
-    "bind",
-    "token",
-    "addr_file",
-    "top",
-    "quiet",
-    "compiled",
-];
 
 pub use pcct_sampler::config::parse_duration;
 
@@ -185,6 +180,335 @@ fn parse_ranged<T: std::str::FromStr + PartialOrd + Copy>(text: &str, low: T, hi
     text.parse().ok().filter(|value| *value >= low && *value <= high)
 }
 
+/// One option, described once: parsing, the list of keys, the error
+/// messages, `/api/status`'s settings and the README's options table all
+/// come from [`OPTIONS`].
+pub struct OptionSpec {
+    pub key: &'static str,
+    /// The default as the README shows it.
+    pub default: &'static str,
+    /// What a value may be: completes "`<key>` must be ...".
+    pub allowed: &'static str,
+    /// The README's "meaning" column.
+    pub meaning: &'static str,
+    /// Stores a value; false when it is not allowed.
+    apply: fn(&mut Options, &str) -> bool,
+    /// The option's entry in `/api/status`'s settings.
+    show: fn(&Options) -> (&'static str, serde_json::Value),
+}
+
+fn ranged_duration(text: &str, low: Duration, high: Duration) -> Option<Duration> {
+    parse_duration(text).filter(|d| (low..=high).contains(d))
+}
+
+fn set<T>(field: &mut T, value: Option<T>) -> bool {
+    value.map(|value| *field = value).is_some()
+}
+
+fn path(text: &str) -> Option<PathBuf> {
+    (!text.is_empty()).then(|| PathBuf::from(text))
+}
+
+fn nanos(duration: Duration) -> serde_json::Value {
+    (duration.as_nanos() as u64).into()
+}
+
+/// Every option, in the README's order.
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        key: "interval",
+        default: "10ms",
+        allowed: "a duration from 100us to 1s, such as 500us, 1ms or 10ms",
+        meaning: "time between ticks, 100us..1s (`500us`, `1ms`, ...)",
+        apply: |o, v| set(&mut o.interval, ranged_duration(v, Duration::from_micros(100), Duration::from_secs(1))),
+        show: |o| ("interval_ns", nanos(o.interval)),
+    },
+    OptionSpec {
+        key: "mode",
+        default: "cpu",
+        allowed: "cpu or wall",
+        meaning: "`cpu`: threads that used CPU, weighted by it; `wall`: every thread every tick, weighted by wall time",
+        apply: |o, v| set(&mut o.mode, Mode::parse(v)),
+        show: |o| ("mode", o.mode.name().into()),
+    },
+    OptionSpec {
+        key: "tree",
+        default: "pcct",
+        allowed: "pcct or methods",
+        meaning: "`pcct` (calling contexts) or `methods` (Whaley's hot-method counters only: a method's total is its self weight)",
+        apply: |o, v| {
+            let mode = match v {
+                "pcct" => Some(TreeMode::Pcct),
+                "methods" | "hot-methods" => Some(TreeMode::HotMethods),
+                _ => None,
+            };
+            set(&mut o.tree, mode)
+        },
+        show: |o| ("tree", o.tree.name().into()),
+    },
+    OptionSpec {
+        key: "depth",
+        default: "512",
+        allowed: "a whole number from 1 to 4096",
+        meaning: "most frames per sample (deeper stacks go under `[truncated]`), 1..4096",
+        apply: |o, v| set(&mut o.depth, parse_ranged(v, 1, 4096)),
+        show: |o| ("depth", o.depth.into()),
+    },
+    OptionSpec {
+        key: "walk",
+        default: "off",
+        allowed: "off or a whole number from 1 to 4096",
+        meaning: "Whaley's BUFSIZE: most new frames per update; deeper new chains hang under `[unattached]`",
+        apply: |o, v| set(&mut o.walk_limit, if v == "off" { Some(None) } else { parse_ranged(v, 1, 4096).map(Some) }),
+        show: |o| ("walk", o.walk_limit.into()),
+    },
+    OptionSpec {
+        key: "purge",
+        default: "off",
+        allowed: "off or a duration of at least 100ms, such as 10s",
+        meaning: "clear the profile periodically (`10s`)",
+        apply: |o, v| {
+            let period = if v == "off" {
+                Some(None)
+            } else {
+                parse_duration(v).filter(|d| *d >= Duration::from_millis(100)).map(Some)
+            };
+            set(&mut o.purge, period)
+        },
+        show: |o| ("purge_ns", o.purge.map(|d| d.as_nanos() as u64).into()),
+    },
+    OptionSpec {
+        key: "arena",
+        default: "64m",
+        allowed: "a size from 64k to 16g, such as 64m",
+        meaning: "memory for nodes and edges (88 bytes per context)",
+        apply: |o, v| set(&mut o.arena_bytes, parse_size(v).filter(|size| (64 << 10..=16 << 30).contains(size))),
+        show: |o| ("arena_bytes", o.arena_bytes.into()),
+    },
+    OptionSpec {
+        key: "on_full",
+        default: "drop",
+        allowed: "drop or purge",
+        meaning: "when the arena is full: `drop` samples needing new nodes (counted) or `purge`",
+        apply: |o, v| {
+            let policy = match v {
+                "drop" => Some(FullPolicy::Drop),
+                "purge" => Some(FullPolicy::Purge),
+                _ => None,
+            };
+            set(&mut o.on_full, policy)
+        },
+        show: |o| ("on_full", format!("{:?}", o.on_full).to_lowercase().into()),
+    },
+    OptionSpec {
+        key: "prefilter",
+        default: "on",
+        allowed: "on or off",
+        meaning: "skip threads whose CPU clock moved less than `idle` of an interval; `off`: the register checksum alone decides",
+        apply: |o, v| set(&mut o.prefilter, parse_switch(v)),
+        show: |o| ("prefilter", o.prefilter.into()),
+    },
+    OptionSpec {
+        key: "idle",
+        default: "0.1",
+        allowed: "a number from 0 to 1, such as 0.1",
+        meaning: "share of an interval a thread must use to be signalled",
+        apply: |o, v| set(&mut o.idle_share, parse_ranged(v, 0.0, 1.0)),
+        show: |o| ("idle", o.idle_share.into()),
+    },
+    OptionSpec {
+        key: "signal",
+        default: "SIGPROF",
+        allowed: "SIGPROF, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+n",
+        meaning: "the sampling signal (`SIGRTMIN+3`, ...); refused if someone else handles it",
+        apply: |o, v| set(&mut o.signal, pcct_sampler::signal::parse_signal(v).filter(|s| !RESERVED_SIGNALS.contains(s))),
+        show: |o| ("signal", pcct_sampler::signal::signal_name(o.signal).into()),
+    },
+    OptionSpec {
+        key: "spin",
+        default: "20us",
+        allowed: "a duration from 0us to 200us",
+        meaning: "most time the timer spins before a tick (`0us`: sleep only)",
+        apply: |o, v| set(&mut o.max_spin, ranged_duration(v, Duration::ZERO, Duration::from_micros(200))),
+        show: |o| ("spin_ns", nanos(o.max_spin)),
+    },
+    OptionSpec {
+        key: "jitter",
+        default: "0.5",
+        allowed: "a number from 0 to 0.9, such as 0.5 (0: strictly periodic ticks)",
+        meaning: "each gap between ticks is drawn from (1-jitter)..(1+jitter) intervals (mean: one interval), so ticks never lock onto a periodic program's phase; `0`: strictly periodic, 0..0.9",
+        apply: |o, v| set(&mut o.jitter, parse_ranged(v, 0.0, 0.9)),
+        show: |o| ("jitter", o.jitter.into()),
+    },
+    OptionSpec {
+        key: "recent",
+        default: "4096",
+        allowed: "a whole number from 16 to 1000000",
+        meaning: "raw samples kept for `/api/samples`",
+        apply: |o, v| set(&mut o.recent, parse_ranged(v, 16, 1_000_000)),
+        show: |o| ("recent", o.recent.into()),
+    },
+    OptionSpec {
+        key: "hot",
+        default: "1024",
+        allowed: "a whole number from 16 to 100000",
+        meaning: "elements each hot list keeps sorted",
+        apply: |o, v| set(&mut o.hot_list, parse_ranged(v, 16, 100_000)),
+        show: |o| ("hot", o.hot_list.into()),
+    },
+    OptionSpec {
+        key: "methods",
+        default: "32m",
+        allowed: "a size from 256k to 4g",
+        meaning: "memory for method names (256k..4g) before the table starts over (with a purge)",
+        apply: |o, v| set(&mut o.methods_limit, parse_size(v).filter(|size| (256 << 10..=4 << 30).contains(size))),
+        show: |o| ("methods_bytes", o.methods_limit.into()),
+    },
+    OptionSpec {
+        key: "walker",
+        default: "pcct",
+        allowed: "pcct or agct",
+        meaning: "`pcct`: pcct's own HotSpot stack walker, AsyncGetCallTrace for what it cannot finish; `agct`: AsyncGetCallTrace alone",
+        apply: |o, v| {
+            let walker = match v {
+                "pcct" => Some(StackWalker::Pcct),
+                "agct" => Some(StackWalker::Agct),
+                _ => None,
+            };
+            set(&mut o.walker, walker)
+        },
+        show: |o| ("walker", o.walker.name().into()),
+    },
+    OptionSpec {
+        key: "nonsafepoints",
+        default: "on",
+        allowed: "on or off",
+        meaning: "turn HotSpot's DebugNonSafepoints on at start-up, so samples in inlined methods name them (see \"Inlined frames\"); `off`: leave the JVM's setting",
+        apply: |o, v| set(&mut o.nonsafepoints, parse_switch(v)),
+        show: |o| ("nonsafepoints", o.nonsafepoints.into()),
+    },
+    OptionSpec {
+        key: "file",
+        default: "—",
+        allowed: "a path",
+        meaning: "write the profile here at VM death",
+        apply: |o, v| set(&mut o.file, path(v).map(Some)),
+        show: |o| ("file", o.file.as_ref().map(|f| f.display().to_string()).into()),
+    },
+    OptionSpec {
+        key: "format",
+        default: "by extension",
+        allowed: "collapsed, json, xtree, xarc or xprof",
+        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof` (`.json` -> json, ..., else collapsed)",
+        apply: |o, v| set(&mut o.format, Format::parse(v).map(Some)),
+        show: |o| ("format", o.file.as_ref().map(|_| o.dump_format().name()).into()),
+    },
+    OptionSpec {
+        key: "metric",
+        default: "by mode",
+        allowed: "cpu, wall or samples",
+        meaning: "what reports count: `cpu`, `wall`, `samples`",
+        apply: |o, v| {
+            let metric = match v {
+                "cpu" | "cpu_ns" => Some(Metric::CpuNs),
+                "wall" | "wall_ns" => Some(Metric::WallNs),
+                "samples" => Some(Metric::Samples),
+                _ => None,
+            };
+            set(&mut o.metric, metric.map(Some))
+        },
+        show: |o| ("metric", o.report_metric().name().into()),
+    },
+    OptionSpec {
+        key: "http",
+        default: "on",
+        allowed: "on or off",
+        meaning: "serve the HTTP API",
+        apply: |o, v| set(&mut o.http, parse_switch(v)),
+        show: |o| ("http", o.http.into()),
+    },
+    OptionSpec {
+        key: "port",
+        default: "0",
+        allowed: "a whole number from 0 to 65535",
+        meaning: "HTTP port (0: any free port; the address is printed)",
+        apply: |o, v| set(&mut o.port, v.parse().ok()),
+        show: |o| ("port", o.port.into()),
+    },
+    OptionSpec {
+        key: "bind",
+        default: "127.0.0.1",
+        allowed: "an IP address, such as 127.0.0.1 or 0.0.0.0",
+        meaning: "address to listen on",
+        apply: |o, v| set(&mut o.bind, v.parse::<std::net::IpAddr>().ok().map(|_| v.to_string())),
+        show: |o| ("bind", o.bind.clone().into()),
+    },
+    OptionSpec {
+        key: "token",
+        default: "—",
+        allowed: "1 to 256 visible ASCII characters",
+        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz`",
+        apply: |o, v| {
+            let valid = !v.is_empty() && v.len() <= 256 && v.chars().all(|c| c.is_ascii_graphic());
+            set(&mut o.token, valid.then(|| Some(v.to_string())))
+        },
+        show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
+    },
+    OptionSpec {
+        key: "addr_file",
+        default: "—",
+        allowed: "a path",
+        meaning: "write the chosen `host:port` to this file",
+        apply: |o, v| set(&mut o.addr_file, path(v).map(Some)),
+        show: |o| ("addr_file", o.addr_file.as_ref().map(|f| f.display().to_string()).into()),
+    },
+    OptionSpec {
+        key: "top",
+        default: "10",
+        allowed: "a whole number from 0 to 100",
+        meaning: "hot methods exported as a Prometheus gauge",
+        apply: |o, v| set(&mut o.metrics_top, parse_ranged(v, 0, 100)),
+        show: |o| ("top", o.metrics_top.into()),
+    },
+    OptionSpec {
+        key: "quiet",
+        default: "off",
+        allowed: "on or off",
+        meaning: "print nothing but errors",
+        apply: |o, v| set(&mut o.quiet, parse_switch(v)),
+        show: |o| ("quiet", o.quiet.into()),
+    },
+    OptionSpec {
+        key: "compiled",
+        default: "off",
+        allowed: "on or off",
+        meaning: "enable CompiledMethodLoad events (counted as `methods_compiled`; pcct needs them for nothing)",
+        apply: |o, v| set(&mut o.compiled, parse_switch(v)),
+        show: |o| ("compiled", o.compiled.into()),
+    },
+];
+
+/// Signals pcct must not take (the JVM and the kernel own them).
+const RESERVED_SIGNALS: [i32; 7] =
+    [libc::SIGKILL, libc::SIGSTOP, libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGQUIT];
+
+/// The option names.
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    OPTIONS.iter().map(|spec| spec.key)
+}
+
+/// The README's options table, as [`OPTIONS`] describes it.
+pub fn readme_table() -> String {
+    let mut table = String::from("| option | default | meaning |\n|---|---|---|\n");
+    for spec in OPTIONS {
+        // Values in backticks; "—" (none) and descriptions ("by mode") as they are.
+        let plain = spec.default == "—" || spec.default.contains(' ');
+        let default = if plain { spec.default.to_string() } else { format!("`{}`", spec.default) };
+        table.push_str(&format!("| `{}` | {default} | {} |\n", spec.key, spec.meaning));
+    }
+    table
+}
+
 impl Options {
     /// Parses an option string (empty or absent: all defaults).
     pub fn parse(text: &str) -> Result<Options, OptionError> {
@@ -197,7 +521,13 @@ impl Options {
             let split =
                 item.find(['=', ':']).ok_or_else(|| OptionError::new(item, "expected key=value or key:value"))?;
             let (key, value) = (item[..split].trim(), item[split + 1..].trim());
-            options.set(item, key, value)?;
+            let Some(spec) = OPTIONS.iter().find(|spec| spec.key == key) else {
+                let known = keys().collect::<Vec<_>>().join(", ");
+                return Err(OptionError::new(item, format!("unknown option; known options: {known}")));
+            };
+            if !(spec.apply)(&mut options, value) {
+                return Err(OptionError::new(item, format!("{key} must be {}", spec.allowed)));
+            }
         }
         if options.format.is_some() && options.file.is_none() {
             return Err(OptionError::new("format", "format needs file=<path> too"));
@@ -205,151 +535,9 @@ impl Options {
         Ok(options)
     }
 
-    fn set(&mut self, item: &str, key: &str, value: &str) -> Result<(), OptionError> {
-        let bad = |allowed: &str| OptionError::new(item, allowed);
-        match key {
-            "interval" => {
-                self.interval = parse_duration(value)
-                    .filter(|d| *d >= Duration::from_micros(100) && *d <= Duration::from_secs(1))
-                    .ok_or_else(|| bad("interval must be a duration from 100us to 1s, such as 500us, 1ms or 10ms"))?
-            }
-            "mode" => self.mode = Mode::parse(value).ok_or_else(|| bad("mode must be cpu or wall"))?,
-            "tree" => {
-                self.tree = match value {
-                    "pcct" => TreeMode::Pcct,
-                    "methods" | "hot-methods" => TreeMode::HotMethods,
-                    _ => return Err(bad("tree must be pcct or methods")),
-                }
-            }
-            "depth" => {
-                self.depth =
-                    parse_ranged(value, 1, 4096).ok_or_else(|| bad("depth must be a whole number from 1 to 4096"))?
-            }
-            "walk" => {
-                self.walk_limit = if value == "off" {
-                    None
-                } else {
-                    Some(
-                        parse_ranged(value, 1, 4096)
-                            .ok_or_else(|| bad("walk must be off or a whole number from 1 to 4096"))?,
-                    )
-                }
-            }
-            "purge" => {
-                self.purge = if value == "off" {
-                    None
-                } else {
-                    Some(
-                        parse_duration(value)
-                            .filter(|d| *d >= Duration::from_millis(100))
-                            .ok_or_else(|| bad("purge must be off or a duration of at least 100ms, such as 10s"))?,
-                    )
-                }
-            }
-            "arena" => {
-                self.arena_bytes = parse_size(value)
-                    .filter(|size| (64 << 10..=16 << 30).contains(size))
-                    .ok_or_else(|| bad("arena must be a size from 64k to 16g, such as 64m"))?
-            }
-            "on_full" => {
-                self.on_full = match value {
-                    "drop" => FullPolicy::Drop,
-                    "purge" => FullPolicy::Purge,
-                    _ => return Err(bad("on_full must be drop or purge")),
-                }
-            }
-            "prefilter" => self.prefilter = parse_switch(value).ok_or_else(|| bad("prefilter must be on or off"))?,
-            "idle" => {
-                self.idle_share = parse_ranged(value, 0.0, 1.0)
-                    .ok_or_else(|| bad("idle must be a number from 0 to 1, such as 0.1"))?
-            }
-            "signal" => {
-                self.signal = pcct_sampler::signal::parse_signal(value)
-                    .filter(|s| {
-                        ![
-                            libc::SIGKILL,
-                            libc::SIGSTOP,
-                            libc::SIGSEGV,
-                            libc::SIGBUS,
-                            libc::SIGILL,
-                            libc::SIGFPE,
-                            libc::SIGQUIT,
-                        ]
-                        .contains(s)
-                    })
-                    .ok_or_else(|| bad("signal must be SIGPROF, SIGVTALRM, SIGUSR1, SIGUSR2 or SIGRTMIN+n"))?
-            }
-            "spin" => {
-                self.max_spin = parse_duration(value)
-                    .filter(|d| *d <= Duration::from_micros(200))
-                    .ok_or_else(|| bad("spin must be a duration from 0us to 200us"))?
-            }
-            "jitter" => {
-                self.jitter = parse_ranged(value, 0.0, 0.9).ok_or_else(|| {
-                    bad("jitter must be a number from 0 to 0.9, such as 0.5 (0: strictly periodic ticks)")
-                })?
-            }
-            "recent" => {
-                self.recent = parse_ranged(value, 16, 1_000_000)
-                    .ok_or_else(|| bad("recent must be a whole number from 16 to 1000000"))?
-            }
-            "hot" => {
-                self.hot_list = parse_ranged(value, 16, 100_000)
-                    .ok_or_else(|| bad("hot must be a whole number from 16 to 100000"))?
-            }
-            "methods" => {
-                self.methods_limit = parse_size(value)
-                    .filter(|size| (256 << 10..=4 << 30).contains(size))
-                    .ok_or_else(|| bad("methods must be a size from 256k to 4g"))?
-            }
-            "file" => {
-                if value.is_empty() {
-                    return Err(bad("file must be a path"));
-                }
-                self.file = Some(PathBuf::from(value));
-            }
-            "format" => {
-                self.format = Some(
-                    Format::parse(value).ok_or_else(|| bad("format must be collapsed, json, xtree, xarc or xprof"))?,
-                )
-            }
-            "metric" => {
-                self.metric = Some(match value {
-                    "cpu" | "cpu_ns" => Metric::CpuNs,
-                    "wall" | "wall_ns" => Metric::WallNs,
-                    "samples" => Metric::Samples,
-                    _ => return Err(bad("metric must be cpu, wall or samples")),
-                })
-            }
-            "http" => self.http = parse_switch(value).ok_or_else(|| bad("http must be on or off"))?,
-            "port" => self.port = value.parse().map_err(|_| bad("port must be a whole number from 0 to 65535"))?,
-            "bind" => {
-                if value.parse::<std::net::IpAddr>().is_err() {
-                    return Err(bad("bind must be an IP address, such as 127.0.0.1 or 0.0.0.0"));
-                }
-                self.bind = value.to_string();
-            }
-            "token" => {
-                if value.is_empty() || value.len() > 256 || !value.chars().all(|c| c.is_ascii_graphic()) {
-                    return Err(bad("token must be 1 to 256 visible ASCII characters"));
-                }
-                self.token = Some(value.to_string());
-            }
-            "addr_file" => {
-                if value.is_empty() {
-                    return Err(bad("addr_file must be a path"));
-                }
-                self.addr_file = Some(PathBuf::from(value));
-            }
-            "top" => {
-                self.metrics_top =
-                    parse_ranged(value, 0, 100).ok_or_else(|| bad("top must be a whole number from 0 to 100"))?
-            }
-            "quiet" => self.quiet = parse_switch(value).ok_or_else(|| bad("quiet must be on or off"))?,
-            "compiled" => self.compiled = parse_switch(value).ok_or_else(|| bad("compiled must be on or off"))?,
-            _ => return Err(bad(&format!("unknown option; known options: {}", KEYS.join(", ")))),
-        }
-        Ok(())
+    /// The options in force, as `/api/status` shows them.
+    pub fn settings(&self) -> serde_json::Map<String, serde_json::Value> {
+        OPTIONS.iter().map(|spec| (spec.show)(self)).map(|(key, value)| (key.to_string(), value)).collect()
     }
 
     /// The dump format: as given, else from the file's extension, else collapsed.
@@ -444,6 +632,39 @@ mod tests {
             assert!(line.contains(key), "{text}: {line}");
             assert!(!line.contains('\n'), "one line: {line}");
         }
+    }
+
+    #[test]
+    fn every_default_in_the_table_is_the_default() {
+        for spec in OPTIONS {
+            if ["—", "by extension", "by mode"].contains(&spec.default) {
+                continue;
+            }
+            let parsed = Options::parse(&format!("{}={}", spec.key, spec.default))
+                .unwrap_or_else(|error| panic!("{}'s default does not parse: {error}", spec.key));
+            assert_eq!(parsed, Options::default(), "{}={} is not the default", spec.key, spec.default);
+        }
+    }
+
+    #[test]
+    fn every_option_shows_in_the_settings_and_says_what_it_allows() {
+        let settings = Options::default().settings();
+        assert_eq!(settings.len(), OPTIONS.len(), "one setting per option: {settings:?}");
+        for spec in OPTIONS {
+            let error = Options::parse(&format!("{}=", spec.key)).expect_err("an empty value is never allowed");
+            assert_eq!(error.allowed, format!("{} must be {}", spec.key, spec.allowed));
+        }
+    }
+
+    /// The README's options table is the one `OPTIONS` describes.
+    #[test]
+    fn the_readme_options_table_matches_the_options() {
+        let readme = include_str!("../../README.md");
+        let expected = readme_table();
+        assert!(
+            readme.contains(&expected),
+            "README.md's options table differs from agent/src/options.rs; it should read:\n{expected}"
+        );
     }
 
     #[test]
