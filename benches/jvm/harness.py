@@ -20,8 +20,11 @@ Configurations (--configs, default all; `base` is always added):
   jfr-default                   JFR settings=default (jdk.ExecutionSample every 20 ms)
   jfr-profile                   JFR settings=profile (every 10 ms)
   jfr-1ms                       a copy of default.jfc with jdk.ExecutionSample at 1 ms
-  --define NAME=pcct:OPTIONS (agent options separated by `;`) or
-  --define NAME=jfr:SETTINGS adds a configuration.
+  pcct-agct-1ms                 pcct with AsyncGetCallTrace alone (walker=agct), 1 ms: the walker's A/B
+  ap-1ms ap-10ms                async-profiler 4.5 (../shared/peers/, or $PCCT_ASYNC_PROFILER), cpu event,
+                                collapsed with `ann`; skipped when the library is absent
+  --define NAME=pcct:OPTIONS (agent options separated by `;`),
+  --define NAME=jfr:SETTINGS or --define NAME=ap:INTERVAL adds a configuration.
   Every pcct run gets http=off,quiet=on (the HTTP server is not part of the
   sampling cost) unless its options name http; every JFR run gets
   -XX:FlightRecorderOptions:stackdepth=512 (pcct walks up to 512 frames).
@@ -34,7 +37,10 @@ Reported: per-round pair ratios to the unprofiled run of the same round
 (median, min-max); precision as Whaley defines it: the correlation between
 successive rounds' profiles per method and per calling context (`pcct
 correlate`; JFR recordings converted by JfrStacks.java and `pcct
-import-stacks`), median of all pairs; samples per Java-thread CPU-second;
+import-stacks`), median of all pairs; over real methods only (each sample by
+its deepest Java frame, benches/jvm/shares.py): the share of samples without
+a Java frame, precision, and agreement with async-profiler's run of the same
+workload and round; samples per Java-thread CPU-second;
 CPU accounted = profile CPU / Java-thread CPU; pcct's outcome counters.
 
 Outputs, in benches/results/<date-time>/:
@@ -82,6 +88,10 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
+from shares import self_shares  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 WORK = ROOT / "benches" / "work"
@@ -91,6 +101,9 @@ JAVA = JAVA_HOME / "bin" / "java"
 JAVAC = JAVA_HOME / "bin" / "javac"
 AGENT = ROOT / "target" / "release" / "libpcct_agent.so"
 PCCT = ROOT / "target" / "release" / "pcct"
+# async-profiler 4.5, a peer run beside pcct in the same rounds (optional).
+ASYNC_PROFILER = Path(os.environ.get(
+    "PCCT_ASYNC_PROFILER", ROOT.parent / "shared" / "peers" / "async-profiler-4.5" / "libasyncProfiler.so"))
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 MARK_BEGIN, MARK_END = "<!-- harness:begin -->", "<!-- harness:end -->"
 
@@ -98,11 +111,14 @@ CONFIGS = {
     "base": {},
     "pcct-methods-1ms": {"pcct": "tree=methods,interval=1ms"},
     "pcct-1ms": {"pcct": "interval=1ms"},
+    "pcct-agct-1ms": {"pcct": "interval=1ms,walker=agct"},
     "pcct-10ms": {"pcct": "interval=10ms"},
     "pcct-50ms": {"pcct": "interval=50ms"},
     "jfr-default": {"jfr": "default"},
     "jfr-profile": {"jfr": "profile"},
     "jfr-1ms": {"jfr": "1ms"},
+    "ap-1ms": {"ap": "1ms"},
+    "ap-10ms": {"ap": "10ms"},
 }
 # jdk.ExecutionSample's period in JDK 17's default.jfc and profile.jfc.
 JFR_INTERVAL_NS = {"default": 20_000_000, "profile": 10_000_000, "1ms": 1_000_000}
@@ -158,6 +174,8 @@ def config_interval_ns(spec):
             return None
     if "jfr" in spec:
         return JFR_INTERVAL_NS.get(spec["jfr"], 20_000_000)
+    if "ap" in spec:
+        return parse_duration_ns(spec["ap"])
     return None
 
 
@@ -171,12 +189,18 @@ def resolve_configs(names, definitions):
     for definition in definitions:
         name, _, rest = definition.partition("=")
         kind, _, value = rest.partition(":")
-        if kind not in ("pcct", "jfr") or not name:
-            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS or NAME=jfr:SETTINGS")
+        if kind not in ("pcct", "jfr", "ap") or not name:
+            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS, NAME=jfr:SETTINGS or "
+                             f"NAME=ap:INTERVAL")
         known[name] = {kind: value}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
+    if not ASYNC_PROFILER.is_file():
+        skipped = [n for n in names if "ap" in known[n]]
+        if skipped:
+            log(f"{ASYNC_PROFILER} is absent: skipping {', '.join(skipped)}")
+        names = [n for n in names if n not in skipped]
     ordered = ["base"] + [n for n in names if n != "base"]
     return {name: known[name] for name in ordered}
 
@@ -330,6 +354,10 @@ def jvm_flags(spec, output_base):
         # pcct walks 512 frames, and the precisions would not compare.
         return [f"-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}",
                 f"-XX:StartFlightRecording=filename={recording},settings={jfr_settings(spec['jfr'])}"], recording
+    if "ap" in spec:
+        # ann: Java frames marked (_[j], _[i], ...), so they are told from native ones.
+        collapsed = Path(f"{output_base}.ap.collapsed")
+        return [f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval={spec['ap']},ann,file={collapsed}"], collapsed
     return [], None
 
 
@@ -477,6 +505,8 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
         error = f"exit status {record['exit_status']}"
     elif profile is not None and not profile.exists():
         error = f"no profile written to {profile}"
+    elif "ap" in spec:
+        record.update(profile=str(profile))
     elif "pcct" in spec:
         try:
             header = profile_header(profile)
@@ -490,11 +520,36 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
             record.update(profile=str(converted), recording=str(profile), jfr=counts)
         except (subprocess.SubprocessError, OSError, ValueError, IndexError) as failure:
             error = f"JFR conversion failed: {failure}"
+    if error is None and profile is not None:
+        error = record_shares(record, spec)
     record["ok"] = error is None
     if error:
         record["error"] = error
         record["stderr_tail"] = tail(record["stderr"])
     return record
+
+
+def record_shares(record, spec):
+    """Adds the run's CPU shares by method (deepest real Java frame) and its share without a Java frame,
+    from collapsed stacks: async-profiler's own, or pcct's profile (pcct's or JFR's, converted) written by
+    `pcct report --format collapsed`. Returns an error, or None."""
+    if "ap" in spec:
+        collapsed = Path(record["profile"] or "")
+    else:
+        collapsed = Path(record["profile"]).with_suffix(".collapsed")
+        result = subprocess.run([str(PCCT), "report", record["profile"], "--format", "collapsed"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            return f"pcct report --format collapsed failed: {result.stderr.strip()[-300:]}"
+        collapsed.write_text(result.stdout)
+    try:
+        shares, no_java, total = self_shares(collapsed.read_text())
+    except OSError as failure:
+        return f"unreadable collapsed stacks {collapsed}: {failure}"
+    # Methods below 0.001 % change no correlation: left out, to keep the records small.
+    record.update(method_shares={m: v for m, v in shares.items() if v >= 1e-5}, no_java_share=no_java,
+                  collapsed=str(collapsed), collapsed_total=total)
+    return None
 
 
 def append_jsonl(path, record):
@@ -566,7 +621,8 @@ COUNTER_COLUMNS = (
     ("samples_filtered", "filtered"), ("samples_idle", "idle"), ("samples_busy", "busy"), ("samples_lost", "lost"),
     ("samples_retired", "retired"), ("samples_dropped_full", "dropped full"), ("samples_truncated", "truncated"),
     ("signal_failures", "signal failures"), ("ticks", "ticks"), ("ticks_late", "late"),
-    ("ticks_missed", "missed"),
+    ("ticks_missed", "missed"), ("walks_vm", "walked by pcct"), ("walks_agct", "by AsyncGetCallTrace"),
+    ("walks_partial", "partial"), ("frames_walked", "frames"), ("frames_reused", "frames reused"),
 )
 HISTOGRAMS = (("handler_time", "handler µs"), ("drain_time", "drain µs"), ("tick_time", "tick µs"))
 
@@ -664,6 +720,16 @@ def summarise_config(runs, base_by_round, spec):
                                              if per_work(r, "wall_s") and per_work(b, "wall_s"))
     if not spec:
         return entry
+    # Over real methods only: the share without a Java frame, and the
+    # correlation of successive rounds' shares by deepest Java frame.
+    entry["no_java_share"] = median_or_none(r.get("no_java_share") for r in runs)
+    entry["precision_real"] = [shares_correlation(a["method_shares"], b["method_shares"])
+                               for a, b in zip(runs, runs[1:]) if "method_shares" in a and "method_shares" in b]
+    if "ap" in spec:
+        entry["precision_method"], entry["precision_context"] = entry["precision_real"], None
+        entry["samples_per_cpu_s"] = median_or_none(ratio(r.get("collapsed_total"), r["java_threads_cpu_s"])
+                                                    for r in runs)
+        return entry
     # Precision: one correlation per pair of successive successful rounds;
     # all are kept (None when undefined), the table shows their median.
     pairs = [correlate(a.get("profile"), b.get("profile")) for a, b in zip(runs, runs[1:])]
@@ -686,6 +752,15 @@ def summarise_config(runs, base_by_round, spec):
     return entry
 
 
+def peer_config(configs, spec):
+    """The async-profiler configuration whose interval is nearest this configuration's, if any ran."""
+    interval = config_interval_ns(spec)
+    peers = [name for name, other in configs.items() if "ap" in other]
+    if not peers or interval is None:
+        return None
+    return min(peers, key=lambda name: abs(config_interval_ns(configs[name]) - interval))
+
+
 def summarise(meta, runs):
     summary = {}
     for workload in meta["workloads"]:
@@ -694,7 +769,15 @@ def summarise(meta, runs):
         for config, spec in meta["configs"].items():
             mine = sorted((r for r in ok if r["config"] == config), key=lambda r: r["round"])
             if mine:
-                summary[(workload, config)] = summarise_config(mine, base_by_round, spec)
+                summary[(workload, config)] = entry = summarise_config(mine, base_by_round, spec)
+                peer = peer_config(meta["configs"], spec) if spec else None
+                if peer and peer != config:
+                    # Agreement with async-profiler in the same round (same workload, nearest interval).
+                    peer_by_round = {r["round"]: r for r in ok if r["config"] == peer}
+                    entry["agreement_peer"] = peer
+                    entry["agreement"] = [shares_correlation(r["method_shares"], peer_by_round[r["round"]]["method_shares"])
+                                          for r in mine if r["round"] in peer_by_round and "method_shares" in r
+                                          and "method_shares" in peer_by_round[r["round"]]]
     return summary
 
 
@@ -772,6 +855,27 @@ def figure_table(meta, summary):
     return lines
 
 
+def accuracy_table(summary):
+    """What each configuration says about real methods: its share of samples without a Java frame, its
+    precision over real methods, its agreement with async-profiler in the same rounds, and pcct's handler time."""
+    lines = [
+        "| workload | configuration | samples without a Java frame | precision over real methods (min–max) "
+        "| agreement with async-profiler, same rounds (min–max) | handler µs per sample |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for (workload, config), entry in summary.items():
+        if "no_java_share" not in entry:
+            continue
+        share = entry["no_java_share"]
+        agreement = fmt_precision(entry.get("agreement")) if entry.get("agreement") is not None else "—"
+        if entry.get("agreement_peer"):
+            agreement += f" ({entry['agreement_peer']})"
+        handler = fmt(entry.get("counters", {}).get("handler_time"), 1) if entry.get("counters") else "—"
+        lines.append(f"| {workload} | {config} | {'—' if share is None else f'{100 * share:.2f} %'} "
+                     f"| {fmt_precision(entry['precision_real'])} | {agreement} | {handler} |")
+    return lines
+
+
 def counters_table(summary):
     header = [label for _, label in COUNTER_COLUMNS] + ["failed by code"] + [label for _, label in HISTOGRAMS]
     lines = [
@@ -836,6 +940,12 @@ def markdown(meta, runs, summary):
         f"`-XX:FlightRecorderOptions:stackdepth={JFR_STACK_DEPTH}`.",
         "",
     ]
+    accuracy = accuracy_table(summary)
+    if len(accuracy) > 2:
+        lines += ["Real methods: each sample by its deepest Java frame, pseudo-frames (failed walks) left out and "
+                  "counted in the first column; precision is the correlation of successive rounds' shares; "
+                  "agreement is the correlation with async-profiler's run of the same workload and round "
+                  "(benches/jvm/shares.py); handler time is the handler's CPU per sample:", "", *accuracy, ""]
     counters = counters_table(summary)
     if len(counters) > 2:
         lines += ["pcct's counters, medians of the rounds (handler, drain and tick: mean times):", "", *counters, ""]

@@ -29,14 +29,14 @@ The release agent must be built (cargo build --release -p pcct-agent).
 """
 
 import argparse
-import collections
-import math
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from shares import correlation, self_shares
+from shares import self_test as shares_self_test
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -57,57 +57,6 @@ PROGRAMS = {
                       ["BoxedCatalog$Pricing.discount", "BoxedCatalog$Catalog.lookup"]),
 }
 
-JAVA_SUFFIX = re.compile(r"_\[(j|i|0|1)\]$")
-
-
-def normalise(frame):
-    """async-profiler's `java/util/Map.get` -> pcct's `java.util.Map.get`."""
-    return frame.replace("/", ".")
-
-
-def self_shares(collapsed_text):
-    """(method -> share of the CPU by self, share without a Java frame) of
-    collapsed stacks, pcct's or async-profiler's (with `ann`). async-profiler
-    samples every thread: stacks with no Java frame count only when they are
-    error frames (`[...]`), as its notes say."""
-    per_method = collections.Counter()
-    total = 0.0
-    no_java = 0.0
-    lines = [line for line in collapsed_text.splitlines() if line.strip()]
-    annotated = any("_[j]" in line or "_[0]" in line for line in lines[:500])
-    for line in lines:
-        stack, _, value = line.rpartition(" ")
-        weight = float(value)
-        frames = stack.split(";")
-        if annotated:
-            java = [JAVA_SUFFIX.sub("", frame) for frame in frames if JAVA_SUFFIX.search(frame)]
-            if not java and not any(frame.startswith("[") for frame in frames):
-                continue  # a JVM thread's native stack
-        else:
-            java = [frame for frame in frames if not frame.startswith("[")]
-        total += weight
-        if java:
-            per_method[normalise(java[-1])] += weight
-        else:
-            no_java += weight
-    if total == 0:
-        return {}, 0.0
-    return {method: weight / total for method, weight in per_method.items()}, no_java / total
-
-
-def correlation(a, b):
-    keys = sorted(set(a) | set(b))
-    if len(keys) < 2:
-        return float("nan")
-    xs = [a.get(key, 0.0) for key in keys]
-    ys = [b.get(key, 0.0) for key in keys]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
-    vx = sum((x - mx) ** 2 for x in xs)
-    vy = sum((y - my) ** 2 for y in ys)
-    return cov / math.sqrt(vx * vy) if vx and vy else float("nan")
-
-
 def run(java, classes, program, config, seconds, work):
     sources, main, dontinline, _ = PROGRAMS[program]
     out = work / f"{program}-{config}.collapsed"
@@ -124,7 +73,8 @@ def run(java, classes, program, config, seconds, work):
     result = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 10 + 60, cwd=work)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
-    return self_shares(out.read_text())
+    shares, no_java, _ = self_shares(out.read_text())
+    return shares, no_java
 
 
 def measure(args):
@@ -166,21 +116,13 @@ def print_table(rows, configs, args):
         no_java = " | ".join(f"{statistics.median(nj for _, nj in shares[c]) * 100:.2f}%" for c in configs)
         print(f"| {program} | no Java frame | {no_java} |")
         agreement = " | ".join(
-            "—" if c == "truth" else f"{correlation(medians[c], medians['truth']):.3f}" for c in configs
+            "—" if c == "truth" else f"{correlation(medians[c], medians['truth']) or float('nan'):.3f}" for c in configs
         )
         print(f"| {program} | r with the truth | {agreement} |")
 
 
 def self_test():
-    pcct = "A.main;A.run;A.leaf 300\nA.main;A.run 100\n[unknown_Java] 100\n"
-    shares, no_java = self_shares(pcct)
-    assert abs(shares["A.leaf"] - 0.6) < 1e-9 and abs(shares["A.run"] - 0.2) < 1e-9, shares
-    assert abs(no_java - 0.2) < 1e-9
-    ap = ("start_thread;A/main_[j];A/leaf_[i] 3\nA/main_[j] 1\nthread_native_entry;GCThread::run 50\n"
-          "[unknown] 1\n")
-    shares, no_java = self_shares(ap)
-    assert abs(shares["A.leaf"] - 0.6) < 1e-9 and abs(no_java - 0.2) < 1e-9, (shares, no_java)
-    assert abs(correlation({"a": 0.6, "b": 0.4}, {"a": 0.6, "b": 0.4}) - 1.0) < 1e-9
+    shares_self_test()
     print("self-test passed")
 
 

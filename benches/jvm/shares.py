@@ -1,0 +1,85 @@
+"""Shares of the CPU by method from collapsed stacks, for comparing profiles
+of different profilers by what they agree on: each sample's deepest real
+Java frame, pseudo-frames left out, and the share of samples without one.
+
+pcct's collapsed frames are `pkg.Class.method`, its failed walks bracketed
+pseudo-frames (`[unknown_Java]`, `[break_compiled]`, ...). async-profiler's
+(with its `ann` option) are `pkg/Class.method_[j]` (`_[i]` inlined, `_[0]`
+interpreted, `_[1]` C1), native frames unsuffixed, and it samples every
+thread: a stack with no Java frame counts only when it ends in an error
+frame (`[unknown]`, ...), as ../shared/peers/README.md says; JVM threads'
+native stacks are left out. Lambda and hidden-class names carry addresses
+that change every run: they are normalised.
+"""
+
+import collections
+import math
+import re
+import statistics
+
+JAVA_SUFFIX = re.compile(r"_\[(j|i|0|1)\]$")
+ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+LAMBDA = re.compile(r"\$\$Lambda[^.;]*")
+
+
+def normalise(frame):
+    """`java/util/Map.get` -> `java.util.Map.get`; lambda and hidden-class addresses dropped."""
+    return ADDRESS.sub("0x", LAMBDA.sub("$$Lambda", frame.replace("/", ".")))
+
+
+def self_shares(collapsed_text):
+    """(method -> share of the samples' weight by self, share without a Java frame, total weight)."""
+    per_method = collections.Counter()
+    total = 0.0
+    no_java = 0.0
+    lines = [line for line in collapsed_text.splitlines() if line.strip()]
+    annotated = any("_[j]" in line or "_[0]" in line or "_[i]" in line for line in lines[:500])
+    for line in lines:
+        stack, _, value = line.rpartition(" ")
+        try:
+            weight = float(value)
+        except ValueError:
+            continue
+        frames = stack.split(";")
+        if annotated:
+            java = [JAVA_SUFFIX.sub("", frame) for frame in frames if JAVA_SUFFIX.search(frame)]
+            if not java and not any(frame.startswith("[") for frame in frames):
+                continue  # a JVM thread's native stack
+        else:
+            java = [frame for frame in frames if not frame.startswith("[")]
+        total += weight
+        if java:
+            per_method[normalise(java[-1])] += weight
+        else:
+            no_java += weight
+    if total == 0:
+        return {}, 0.0, 0.0
+    return {method: weight / total for method, weight in per_method.items()}, no_java / total, total
+
+
+def correlation(a, b):
+    """Pearson correlation of two method -> share maps over the union of their methods."""
+    keys = sorted(set(a) | set(b))
+    if len(keys) < 2:
+        return None
+    xs = [a.get(key, 0.0) for key in keys]
+    ys = [b.get(key, 0.0) for key in keys]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    vx = sum((x - mx) ** 2 for x in xs)
+    vy = sum((y - my) ** 2 for y in ys)
+    return cov / math.sqrt(vx * vy) if vx and vy else None
+
+
+def self_test():
+    pcct = "A.main;A.run;A.leaf 300\nA.main;A.run 100\n[unknown_Java] 100\n[break_compiled];A.leaf 100\n"
+    shares, no_java, total = self_shares(pcct)
+    assert abs(shares["A.leaf"] - 400 / 600) < 1e-9 and abs(shares["A.run"] - 100 / 600) < 1e-9, shares
+    assert abs(no_java - 100 / 600) < 1e-9 and total == 600
+    ap = ("start_thread;A/main_[j];A/leaf_[i] 3\nA/main_[j] 1\nthread_native_entry;GCThread::run 50\n"
+          "[unknown] 1\nA/Foo$$Lambda.0x00007f00aa_[j] 1\n")
+    shares, no_java, _ = self_shares(ap)
+    assert abs(shares["A.leaf"] - 0.5) < 1e-9 and abs(no_java - 1 / 6) < 1e-9, (shares, no_java)
+    assert "A.Foo$$Lambda.0x" in shares, shares
+    assert abs(correlation({"a": 0.6, "b": 0.4}, {"a": 0.6, "b": 0.4}) - 1.0) < 1e-9
+    assert correlation({"a": 1.0}, {"a": 1.0}) is None
