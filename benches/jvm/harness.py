@@ -743,6 +743,11 @@ def summarise_config(runs, base_by_round, spec):
         entry["cpu_accounted_with_tail"] = median_or_none(
             ratio(profile_cpu_s(r), r["java_threads_cpu_s"] + r.get("unpolled_tail_cpu_s", 0)) for r in runs)
         entry["counters"] = counters_medians(runs)
+        # The agent's own cost, measured directly: the sampler thread's CPU
+        # clock plus the handlers' CPU, per CPU-second of the Java threads.
+        entry["agent_cpu_share"] = median_or_none(
+            ratio((r["sampler"].get("sampler_cpu_ns", 0) + r["sampler"].get("handler_time", {}).get("sum_ns", 0)) / 1e9,
+                  r["java_threads_cpu_s"]) for r in runs)
         entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs
                                if conservation_violation(r)]
     else:
@@ -860,8 +865,9 @@ def accuracy_table(summary):
     precision over real methods, its agreement with async-profiler in the same rounds, and pcct's handler time."""
     lines = [
         "| workload | configuration | samples without a Java frame | precision over real methods (min–max) "
-        "| agreement with async-profiler, same rounds (min–max) | handler µs per sample |",
-        "|---|---|---:|---:|---:|---:|",
+        "| agreement with async-profiler, same rounds (min–max) | handler µs per sample "
+        "| agent CPU (sampler + handlers) |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for (workload, config), entry in summary.items():
         if "no_java_share" not in entry:
@@ -871,8 +877,10 @@ def accuracy_table(summary):
         if entry.get("agreement_peer"):
             agreement += f" ({entry['agreement_peer']})"
         handler = fmt(entry.get("counters", {}).get("handler_time"), 1) if entry.get("counters") else "—"
+        agent = entry.get("agent_cpu_share")
         lines.append(f"| {workload} | {config} | {'—' if share is None else f'{100 * share:.2f} %'} "
-                     f"| {fmt_precision(entry['precision_real'])} | {agreement} | {handler} |")
+                     f"| {fmt_precision(entry['precision_real'])} | {agreement} | {handler} "
+                     f"| {'—' if agent is None else f'{100 * agent:.2f} %'} |")
     return lines
 
 
