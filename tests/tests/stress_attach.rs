@@ -12,14 +12,17 @@
 use std::time::{Duration, Instant};
 
 use pcct_tests::attach::{accepted, agent_load, refused};
-use pcct_tests::stress::{assert_exit_code, deadline_for, load_seconds, profile_json, status, wait_for_addr_file};
+use pcct_tests::stress::{arg_seconds, assert_exit_code, deadline_for, load_seconds, profile_json, status, wait_for_addr_file};
 use pcct_tests::{per_jdk, poll_until, Fixture, Jdk, Jvm, Profile, RunningJvm};
 
 const JCMD_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Starts AttachTarget with two busy workers and waits for its "ready".
-fn start_target(jdk: &Jdk, fixture: &Fixture) -> RunningJvm {
-    let mut jvm = Jvm::new(jdk, fixture, "AttachTarget").arg("120").arg("2");
+/// Starts the target, which gives up after `work_seconds` of load plus the
+/// deadline's margin (a soak's load is longer than the default two minutes).
+fn start_target(jdk: &Jdk, fixture: &Fixture, work_seconds: f64) -> RunningJvm {
+    let lifetime = deadline_for(work_seconds).as_secs_f64().max(120.0);
+    let mut jvm = Jvm::new(jdk, fixture, "AttachTarget").arg(arg_seconds(lifetime)).arg("2");
     if jdk.needs_dynamic_agent_flag() {
         jvm = jvm.flag("-XX:+EnableDynamicAgentLoading");
     }
@@ -33,7 +36,7 @@ per_jdk! {
         let seconds = load_seconds(1.5);
         let fixture = Fixture::new("attach-load");
         let profile_path = fixture.path("p.json");
-        let mut target = start_target(jdk, &fixture);
+        let mut target = start_target(jdk, &fixture, seconds);
         let options = format!("interval:1ms;file:{};port:0;addr_file:{}", profile_path.display(), fixture.path("addr").display());
         let loaded = agent_load(jdk, target.pid(), &options, fixture.dir(), JCMD_DEADLINE);
         assert!(accepted(&loaded), "JDK {}: agent_load failed\n{}", jdk.major, loaded.report());
@@ -63,7 +66,7 @@ per_jdk! {
 per_jdk! {
     fn two_attaches_at_once_one_wins(jdk) {
         let fixture = Fixture::new("attach-twice-at-once");
-        let mut target = start_target(jdk, &fixture);
+        let mut target = start_target(jdk, &fixture, 0.0);
         let pid = target.pid();
         let (first, second) = std::thread::scope(|scope| {
             let one = scope.spawn(|| agent_load(jdk, pid, "interval:1ms;http:off", fixture.dir(), JCMD_DEADLINE));
@@ -93,7 +96,7 @@ per_jdk! {
         for hook_ms in [0, 300, 1500] {
             let fixture = Fixture::new(&format!("attach-exiting-{hook_ms}"));
             let profile_path = fixture.path("p.json");
-            let mut target = start_target(jdk, &fixture);
+            let mut target = start_target(jdk, &fixture, 0.0);
             target.send_line(&format!("exit 5 {hook_ms}"));
             target.wait_for_stdout_line("exiting", deadline_for(0.0));
             let options = format!("interval:1ms;http:off;file:{}", profile_path.display());
