@@ -240,29 +240,42 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     };
     let (tree_a, methods_a) = read_profile(a)?;
     let (tree_b, methods_b) = read_profile(b)?;
-    use pcct::correlation::{context_profile, correlate, method_profile};
+    use pcct::correlation::{context_profile, correlate, method_profile, real_method_profile};
     let per_method =
         correlate(&method_profile(&tree_a, &methods_a, metric), &method_profile(&tree_b, &methods_b, metric));
     let per_context =
         correlate(&context_profile(&tree_a, &methods_a, metric), &context_profile(&tree_b, &methods_b, metric));
+    let (real_a, real_b) =
+        (real_method_profile(&tree_a, &methods_a, metric), real_method_profile(&tree_b, &methods_b, metric));
+    let per_real_method = correlate(&real_a.weights, &real_b.weights);
+    let no_java = [real_a.no_java_share(), real_b.no_java_share()];
     let show = |value: Option<f64>| value.map_or("n/a".to_string(), |v| format!("{v:.4}"));
+    let percent = |value: Option<f64>| value.map_or("n/a".to_string(), |v| format!("{:.2}%", v * 100.0));
     println!(
         "{}",
         serde_json::json!({
             "metric": metric.name(),
             "per_method": per_method,
             "per_context": per_context,
+            "per_real_method": per_real_method,
+            "no_java_share": no_java,
         })
     );
-    eprintln!("precision ({}): per method {}, per context {}", metric.name(), show(per_method), show(per_context));
+    eprintln!(
+        "precision ({}): per method {}, per context {}; over real methods {} (without a Java frame: {} and {})",
+        metric.name(),
+        show(per_method),
+        show(per_context),
+        show(per_real_method),
+        percent(no_java[0]),
+        percent(no_java[1])
+    );
     Ok(())
 }
 
 /// Builds a PCCT from sampled stacks written by another profiler
-/// (`time_ns<TAB>thread<TAB>frame...`, frames root first as
-/// `class|method|descriptor|bci`), replaying them in time order through each
-/// thread's marks, and writes it as a JSON profile. Each sample weighs
-/// `--interval-ns` of CPU time.
+/// (`pcct::import` reads them) and writes it as a JSON profile. Each sample
+/// weighs `--interval-ns` of CPU and wall time.
 fn import_stacks(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let (mut input, mut output, mut interval_ns) = (None, None, 1_000_000u64);
     while let Some(arg) = parser.next()? {
@@ -277,34 +290,9 @@ fn import_stacks(mut parser: lexopt::Parser) -> Result<(), Failure> {
         return Err(Failure::Usage("import-stacks needs <input.stacks> <output.json>".to_string()));
     };
     let text = std::fs::read_to_string(&input).map_err(|e| failed(format!("cannot read {}: {e}", input.display())))?;
-    let mut samples: Vec<(u64, &str, &str)> = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let mut fields = line.splitn(3, '\t');
-        let (Some(time), Some(thread)) = (fields.next(), fields.next()) else {
-            return Err(failed(format!("{}:{}: expected time<TAB>thread<TAB>frames", input.display(), number + 1)));
-        };
-        let time: u64 = time.parse().map_err(|_| failed(format!("{}:{}: bad time", input.display(), number + 1)))?;
-        samples.push((time, thread, fields.next().unwrap_or("")));
-    }
-    samples.sort_by_key(|sample| sample.0);
-    let mut methods = pcct::MethodTable::new();
+    let samples = pcct::import::parse(&text).map_err(|e| failed(format!("{}: {e}", input.display())))?;
     let config = pcct::TreeConfig { arena_bytes: 1 << 30, ..pcct::TreeConfig::default() };
-    let mut tree = pcct::Pcct::new(config).map_err(|e| failed(e.to_string()))?;
-    let mut marks: std::collections::HashMap<&str, pcct::Marks> = std::collections::HashMap::new();
-    let mut stack = Vec::new();
-    for (_, thread, frames) in &samples {
-        stack.clear();
-        for frame in frames.split('\t').filter(|f| !f.is_empty()) {
-            let mut parts = frame.rsplitn(2, '|');
-            let bci: i32 = parts.next().and_then(|b| b.parse().ok()).unwrap_or(-1);
-            let mut names = parts.next().unwrap_or("").splitn(3, '|');
-            let (class, name, descriptor) =
-                (names.next().unwrap_or(""), names.next().unwrap_or(""), names.next().unwrap_or(""));
-            stack.push(pcct::Frame::new(methods.intern(class, name, descriptor), bci));
-        }
-        let weight = pcct::Weight::sample(interval_ns, interval_ns);
-        let _ = tree.record(marks.entry(thread).or_default(), &stack, weight);
-    }
+    let (tree, methods) = pcct::import::build(&samples, interval_ns, config).map_err(|e| failed(e.to_string()))?;
     std::fs::write(&output, json::write(&tree, &methods))
         .map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
     eprintln!("imported {} samples into {} contexts", samples.len(), tree.node_count() - 1);

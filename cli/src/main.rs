@@ -1,6 +1,8 @@
 //! `pcct`: run a Java program under the pcct agent and show what it found,
 //! attach the agent to a running JVM, and read written profiles.
 
+#![forbid(unsafe_code)]
+
 mod commands;
 mod locate;
 mod summary;
@@ -22,10 +24,12 @@ usage:
         print a profile the agent wrote with file=...json
   pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
         precision as Whaley measures it: correlation of two profiles,
-        per method and per calling context
+        per method and per calling context, and over real methods only
+        (pseudo-frames' weight to the Java frame above; the share of
+        samples without any Java frame printed beside)
   pcct import-stacks <in.stacks> <out.json> [--interval-ns N]
         build a profile from another profiler's sampled stacks
-        (time_ns<TAB>thread<TAB>class|method|descriptor|bci..., root first)
+        (time_ns<TAB>thread<TAB>class|method|descriptor|bci or [pseudo]..., root first)
 
 common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
 options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";

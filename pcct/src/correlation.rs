@@ -8,13 +8,20 @@
 //!   i.e. the method names on the path to the root are the same in the same
 //!   order. Nodes of one tree with the same text (different call sites) add up.
 //!
+//! - Real methods: one value per Java method, the weight of the contexts
+//!   whose deepest Java frame it is. A pseudo-frame (`[break_*]`,
+//!   `[unknown_Java]`, `[gc_active]`) is not a method: its weight goes to the
+//!   Java frame above it, or, in a sample with no Java frame at all, to the
+//!   share reported beside the figure. A profile with a quarter of its
+//!   weight in one pseudo-frame then no longer looks precise.
+//!
 //! Keys present in only one profile count as zero in the other. Class names
 //! that carry run-specific addresses (lambda and hidden classes) are
 //! normalised first, so successive runs can be compared.
 
 use std::collections::HashMap;
 
-use crate::method::MethodTable;
+use crate::method::{MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
 use crate::tree::{Pcct, TreeMode};
 use crate::weight::Metric;
@@ -90,6 +97,62 @@ pub fn method_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> Has
     profile
 }
 
+/// A profile by real methods: see the module documentation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RealMethods {
+    /// Weight per Java method (normalised name) of the contexts whose
+    /// deepest Java frame it is.
+    pub weights: HashMap<String, f64>,
+    /// Weight of the contexts with no Java frame.
+    pub no_java: f64,
+    /// All the profile's self weight.
+    pub total: f64,
+}
+
+impl RealMethods {
+    /// The share (0..1) of the weight with no Java frame; `None` for an
+    /// empty profile.
+    pub fn no_java_share(&self) -> Option<f64> {
+        (self.total > 0.0).then(|| self.no_java / self.total)
+    }
+}
+
+fn is_java(methods: &MethodTable, method: MethodId) -> bool {
+    methods.get(method).kind == MethodKind::Java
+}
+
+/// Self weight by deepest Java frame, and the weight with none.
+pub fn real_method_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> RealMethods {
+    let mut real = RealMethods::default();
+    let add = |real: &mut RealMethods, method: Option<MethodId>, weight: f64| {
+        real.total += weight;
+        match method {
+            Some(method) => *real.weights.entry(normalise_name(&methods.display_name(method))).or_insert(0.0) += weight,
+            None => real.no_java += weight,
+        }
+    };
+    if tree.config().mode == TreeMode::HotMethods {
+        for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+            add(&mut real, is_java(methods, method).then_some(method), weight.get(metric) as f64);
+        }
+        return real;
+    }
+    // Parents come before their children: each node's deepest Java frame
+    // is its own method or its parent's.
+    let mut deepest: Vec<Option<MethodId>> = Vec::with_capacity(tree.node_count());
+    for node in tree.nodes() {
+        let method = tree.method(node);
+        let inherited = tree.parent(node).and_then(|parent| deepest[parent.index()]);
+        let java = (node != NodeId::ROOT && is_java(methods, method)).then_some(method).or(inherited);
+        let weight = tree.node_weight(node).get(metric) as f64;
+        if weight > 0.0 {
+            add(&mut real, java, weight);
+        }
+        deepest.push(java);
+    }
+    real
+}
+
 /// Node and edge weights keyed by textual context (`N|a;b;c`, `E|a;b;c`).
 pub fn context_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> HashMap<String, f64> {
     let mut profile = HashMap::new();
@@ -147,6 +210,38 @@ mod tests {
         assert_eq!(normalise_name("Foo$$Lambda$22.0x00007f99e003dd88.run"), "Foo$$Lambda.run");
         assert_eq!(normalise_name("java.util.HashMap.get"), "java.util.HashMap.get");
         assert_eq!(normalise_name("[gc_active]"), "[gc_active]");
+    }
+
+    #[test]
+    fn pseudo_frames_give_their_weight_to_the_java_frame_above_or_to_no_java() {
+        use crate::frame::Frame;
+        use crate::marks::Marks;
+        use crate::tree::TreeConfig;
+        use crate::weight::Weight;
+        let mut methods = MethodTable::new();
+        let main = methods.intern("App", "main", "()V");
+        let work = methods.intern("App", "work", "()V");
+        let broken = methods.intern_pseudo("[break_stack_range]");
+        let native = methods.intern_pseudo("[no_Java_frame]");
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let mut record = |stack: &[MethodId], samples: u64| {
+            let frames: Vec<Frame> = stack.iter().map(|&method| Frame::new(method, 0)).collect();
+            for _ in 0..samples {
+                tree.record(&mut Marks::new(), &frames, Weight::sample(1000, 1000)).unwrap();
+            }
+        };
+        record(&[main, work], 6);
+        record(&[main, work, broken], 2);
+        record(&[main], 1);
+        record(&[native], 1);
+
+        let real = real_method_profile(&tree, &methods, Metric::Samples);
+        assert_eq!(real.weights.get("App.work"), Some(&8.0));
+        assert_eq!(real.weights.get("App.main"), Some(&1.0));
+        assert!(!real.weights.keys().any(|name| name.starts_with('[')), "{:?}", real.weights);
+        assert_eq!((real.no_java, real.total), (1.0, 10.0));
+        assert_eq!(real.no_java_share(), Some(0.1));
+        assert_eq!(RealMethods::default().no_java_share(), None);
     }
 
     #[test]

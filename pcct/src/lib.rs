@@ -87,8 +87,8 @@
 //! ([`TreeConfig::arena_bytes`]); recording never reallocates. Since a tree
 //! node has exactly one incoming edge, a node and its edge share one slot
 //! ([`BYTES_PER_NODE_AND_EDGE`] bytes). Links are `u32` indices (a
-//! typed-index arena), not `bumpalo` references with `Cell` links, which the
-//! design card proposed. Measured (`BENCHMARKS.md`, `benches/benches/
+//! typed-index arena), not `bumpalo` references with `Cell` links (Figure 8
+//! read literally, pcct's first design). Measured (`BENCHMARKS.md`, `benches/benches/
 //! arena_comparison.rs` against the bumpalo variant in
 //! `benches/src/bump_pcct.rs`):
 //!
@@ -125,6 +125,7 @@ mod error;
 pub mod export;
 mod frame;
 mod hot_list;
+pub mod import;
 mod marks;
 mod method;
 mod method_counters;
