@@ -45,11 +45,11 @@ ASYNC_PROFILER = ROOT.parent / "shared" / "peers" / "async-profiler-4.5" / "liba
 
 # program -> (sources, main class and arguments before the seconds, methods not inlined for the truth, methods shown)
 PROGRAMS = {
-    "loops": (["inlining/InliningTruth.java"], ["InliningTruth", "loops"], ["InliningTruth::loops*"],
+    "loops": (["../../tests/java/InliningTruth.java"], ["InliningTruth", "loops"], ["InliningTruth::loops*"],
               ["InliningTruth.loopsA", "InliningTruth.loopsB", "InliningTruth.loopsC"]),
-    "straight": (["inlining/InliningTruth.java"], ["InliningTruth", "straight"], ["InliningTruth::straight*"],
+    "straight": (["../../tests/java/InliningTruth.java"], ["InliningTruth", "straight"], ["InliningTruth::straight*"],
                  ["InliningTruth.straightA", "InliningTruth.straightB", "InliningTruth.straightC"]),
-    "callout": (["inlining/InliningTruth.java"], ["InliningTruth", "callout"], ["InliningTruth::callout*"],
+    "callout": (["../../tests/java/InliningTruth.java"], ["InliningTruth", "callout"], ["InliningTruth::callout*"],
                 ["InliningTruth.calloutA", "InliningTruth.calloutB"]),
     "demo": (["../../demo/Demo.java"], ["Demo"], ["Demo*::*"],
              ["Demo$Pricing.discount", "Demo$Validator.check", "Demo$Parser.parse", "Demo$Catalog.lookup"]),

@@ -141,6 +141,16 @@ impl Profile {
         self.json.nodes.iter().fold(Weight::ZERO, |sum, node| add(sum, node.self_weight))
     }
 
+    /// Sum of the self weight of nodes whose method is a Java method (not a
+    /// pseudo-frame such as `[break_*]` or `[unknown_java]`).
+    pub fn sum_of_java_self(&self) -> Weight {
+        self.json
+            .nodes
+            .iter()
+            .filter(|node| !self.method_of(node).class.is_empty())
+            .fold(Weight::ZERO, |sum, node| add(sum, node.self_weight))
+    }
+
     /// One line per node with its path and weights, for assertion messages.
     pub fn describe(&self, nodes: &[&JsonNode]) -> String {
         nodes

@@ -1,8 +1,8 @@
 // Programs with a known split of their CPU between small methods the JIT
-// inlines, for benches/jvm/inlining.py. The truth of each is the same
-// program with those methods not inlined (-XX:CompileCommand=dontinline);
-// a profiler run without that option shows how HotSpot's debug information
-// attributes the merged code.
+// inlines, for benches/jvm/inlining.py and tests/tests/inlined_truth.rs.
+// The truth of each is the same program with those methods not inlined
+// (-XX:CompileCommand=dontinline); a profiler run without that option shows
+// how HotSpot's debug information attributes the merged code.
 //
 //   loops      three leaves with counted loops of 600, 300 and 100 iterations (60/30/10)
 //   straight   three leaves of 60, 30 and 10 straight-line multiply-adds (60/30/10)
