@@ -12,6 +12,8 @@
 //! old: every JSON answer carries the
 //! sampler's current tick and the last tick it drained.
 
+#![forbid(unsafe_code)]
+
 pub mod auth;
 pub mod error;
 pub mod metrics;

@@ -27,6 +27,9 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
     ("pcct_samples_wall_credited_total", "Checksum-filtered samples whose wall time was credited to the thread's previous context (wall mode).", MetricType::COUNTER, &[]),
     ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
+    ("pcct_walks_total", "Recorded samples by the walker that gave their frames: pcct (its own HotSpot walker, to the bottom or the depth), agct (AsyncGetCallTrace, after pcct's walker stopped early or where it is not available), partial (both failed; pcct's top frames under a [break_<reason>] pseudo-frame).", MetricType::COUNTER, &["walker"]),
+    ("pcct_walker_breaks_total", "Walks pcct's own walker stopped early, by reason.", MetricType::COUNTER, &["reason"]),
+    ("pcct_walker_frames_total", "Java frames in pcct's walks: walked (all of them) and reused (taken unchanged from the thread's previous walk, its marked frames).", MetricType::COUNTER, &["kind"]),
     ("pcct_samples_truncated_total", "Stacks deeper than the configured depth.", MetricType::COUNTER, &[]),
     ("pcct_drains_deferred_total", "Ticks whose drain waited for a reader holding the profile.", MetricType::COUNTER, &[]),
     ("pcct_cpu_seconds_total", "Thread CPU time accounted: recorded into the profile, or spent between checksum-filtered samples.", MetricType::COUNTER, &["kind"]),
@@ -158,6 +161,17 @@ impl SamplerCollector {
         put("pcct_samples_wall_credited_total", c(counters.samples_wall_credited));
         for (reason, value) in &counters.agct_failures {
             put("pcct_samples_failed_total", counter(*value as f64, vec![label("reason", reason)]));
+        }
+        for (walker, value) in
+            [("pcct", counters.walks_vm), ("agct", counters.walks_agct), ("partial", counters.walks_partial)]
+        {
+            put("pcct_walks_total", counter(value as f64, vec![label("walker", walker)]));
+        }
+        for (reason, value) in &counters.walker_broken {
+            put("pcct_walker_breaks_total", counter(*value as f64, vec![label("reason", reason)]));
+        }
+        for (kind, value) in [("walked", counters.frames_walked), ("reused", counters.frames_reused)] {
+            put("pcct_walker_frames_total", counter(value as f64, vec![label("kind", kind)]));
         }
         put("pcct_samples_truncated_total", c(counters.samples_truncated));
         put("pcct_drains_deferred_total", c(counters.drains_deferred));

@@ -181,6 +181,14 @@ per_jdk! {
         assert!(recorded >= status["counters"]["samples_recorded"].as_f64().unwrap() && recorded >= 500.0, "recorded {recorded}");
         assert!(filtered >= status["counters"]["samples_filtered"].as_f64().unwrap() && filtered > 0.0, "filtered {filtered}");
         assert!(!after.all("pcct_samples_failed_total").is_empty());
+        // Walks by walker: pcct's own walker gives most recorded samples'
+        // frames, and reuses marked frames of the busy thread's deep loop.
+        let by_pcct = after.value("pcct_walks_total", &[("walker", "pcct")]);
+        let others = after.value("pcct_walks_total", &[("walker", "agct")]) + after.value("pcct_walks_total", &[("walker", "partial")]);
+        assert!(by_pcct > 10.0 * others, "walks: pcct {by_pcct}, others {others}\n{}", after.text);
+        assert!(!after.all("pcct_walker_breaks_total").is_empty());
+        let reused = after.value("pcct_walker_frames_total", &[("kind", "reused")]);
+        assert!(reused > 0.0 && reused <= after.value("pcct_walker_frames_total", &[("kind", "walked")]));
         assert!(after.value("pcct_sampler_ticks_total", &[]) > 0.0);
         assert_eq!(after.value("pcct_sampling_interval_seconds", &[]), 0.001);
         assert_eq!(after.value("pcct_sampling_running", &[]), 1.0);
