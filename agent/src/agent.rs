@@ -1,6 +1,8 @@
 //! The agent's global state and its life: set up at Agent_OnLoad or
-//! Agent_OnAttach, started at VMInit (or at once on attach), stopped at
-//! VMDeath.
+//! Agent_OnAttach, started at VMInit (or at once on attach), the sampler
+//! thread's preparation and loop, stopped at VMDeath. The JVMTI callbacks
+//! (`callbacks.rs`) call the methods here; everything else takes only the
+//! parts it needs (`Shared`, `Options`, a [`Registrar`]).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
@@ -8,12 +10,15 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use pcct_sampler::slots::{Registry, ThreadOrigin};
+use pcct_sampler::counters::Counters;
+use pcct_sampler::slots::{current_tid, Registry, ThreadOrigin};
 use pcct_sampler::Shared;
 
+use crate::console::{complain, say};
 use crate::jvmti::{Jni, Jvmti};
 use crate::jvmti_sys::*;
 use crate::options::Options;
+use crate::threads::Registrar;
 
 /// How the agent came into the VM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,19 +29,29 @@ pub enum Arrival {
     Attach,
 }
 
+impl Arrival {
+    /// As /api/status shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Startup => "startup",
+            Arrival::Attach => "attach",
+        }
+    }
+}
+
 pub struct Agent {
-    pub options: Options,
-    pub jvmti: Jvmti,
-    pub arrival: Arrival,
-    pub shared: Arc<Shared>,
-    pub registry: Arc<Registry>,
+    options: Options,
+    jvmti: Jvmti,
+    arrival: Arrival,
+    shared: Arc<Shared>,
+    registry: Arc<Registry>,
     /// Global reference to the sampler's java.lang.Thread (to recognise its ThreadStart).
-    pub sampler_thread: AtomicPtr<c_void>,
+    sampler_thread: AtomicPtr<c_void>,
     /// Thread ids of the agent's own threads (never sampled).
-    pub own_tids: Mutex<Vec<i32>>,
+    own_tids: Mutex<Vec<i32>>,
     /// Set once VMDeath began: callbacks do nothing after it.
-    pub dying: AtomicBool,
-    pub server: Mutex<Option<pcct_server::ServerHandle>>,
+    dying: AtomicBool,
+    server: Mutex<Option<pcct_server::ServerHandle>>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -46,17 +61,9 @@ pub fn get() -> Option<&'static Agent> {
     AGENT.get()
 }
 
-/// Prints one line on the VM's standard error unless `quiet`.
-pub fn say(message: &str) {
-    let quiet = get().is_some_and(|agent| agent.options.quiet);
-    if !quiet {
-        eprintln!("pcct: {message}");
-    }
-}
-
-/// Prints an error line (always).
-pub fn complain(message: &str) {
-    eprintln!("pcct: {message}");
+/// The agent, unless VMDeath began (callbacks then do nothing).
+pub fn live() -> Option<&'static Agent> {
+    get().filter(|agent| !agent.dying.load(Ordering::Acquire))
 }
 
 /// Why the agent could not be set up.
@@ -133,6 +140,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
+    crate::console::set_quiet(agent.options.quiet);
     crate::callbacks::install(jvmti, agent.options.compiled)?;
     Ok(agent)
 }
@@ -168,7 +176,7 @@ impl Agent {
             vm.jvm_version = self.jvmti.system_property("java.vm.version").unwrap_or_default();
         }
         if self.options.http {
-            match crate::serve::start(self) {
+            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name()) {
                 Ok(handle) => {
                     say(&format!("serving http://{}", handle.address));
                     *self.server.lock() = Some(handle);
@@ -207,7 +215,81 @@ impl Agent {
             return;
         }
         if self.registry.register(tid, env as *mut c_void, origin).is_err() {
-            pcct_sampler::counters::Counters::add(&self.shared.counters.threads_untracked, 1);
+            Counters::add(&self.shared.counters.threads_untracked, 1);
+        }
+    }
+
+    /// ThreadStart of `thread`, on that thread: registered unless it is the
+    /// sampler's own.
+    pub fn thread_started(&self, jni: Jni, thread: jthread) {
+        let sampler = self.sampler_thread.load(Ordering::Acquire);
+        if !sampler.is_null() && jni.is_same_object(thread, sampler as jobject) {
+            return;
+        }
+        self.register_thread(current_tid(), jni.raw(), ThreadOrigin::Started);
+    }
+
+    /// ThreadEnd, on the ending thread.
+    pub fn thread_ended(&self) {
+        self.registry.retire(current_tid());
+    }
+
+    /// CompiledMethodLoad (with `compiled=on`).
+    pub fn method_compiled(&self) {
+        Counters::add(&self.shared.counters.methods_compiled, 1);
+    }
+
+    /// The sampler agent thread: prepares what sampling needs (jmethodIDs
+    /// of classes loaded so far, the stack walker, threads already running
+    /// when attaching, the signal handler), then runs the sampler loop
+    /// until VMDeath.
+    pub fn run_sampler(&self, jni: Jni) {
+        let signal = self.options.signal;
+        pcct_sampler::signal::block_in_current_thread(signal);
+        let own = current_tid();
+        self.own_tids.lock().push(own);
+        self.registry.retire(own);
+
+        let classes = crate::classes::create_all_method_ids(self.jvmti, jni);
+        if self.arrival == Arrival::Attach && self.options.compiled {
+            // Code compiled before the attach: its CompiledMethodLoad events.
+            if let Err(error) = self.jvmti.generate_events(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD) {
+                complain(&format!("compiled=on: {error}"));
+            }
+        }
+        if pcct_sampler::agct::locate().is_none() {
+            self.disable("this JVM does not export AsyncGetCallTrace".to_string());
+            return;
+        }
+        let (walker, fallback) = crate::walker::prepare(self.options.walker, self.jvmti, jni);
+        if fallback {
+            complain(&format!("stack walker: {walker}"));
+        } else {
+            say(&format!("stack walker: {walker}"));
+        }
+        self.shared.vm.lock().walker = walker;
+        if self.arrival == Arrival::Attach {
+            self.discover_threads(jni, classes);
+        }
+        if let Err(error) = pcct_sampler::signal::install(signal) {
+            self.disable(error.to_string());
+            return;
+        }
+        let mut resolver = crate::resolver::JvmtiResolver::new(self.jvmti, jni);
+        pcct_sampler::Sampler::new(self.shared.clone(), self.registry.clone(), &mut resolver).run();
+    }
+
+    /// On attach: registers the threads already running, where this VM
+    /// allows it, and says so.
+    fn discover_threads(&self, jni: Jni, classes: usize) {
+        let version = self.shared.vm.lock().jvm_version.clone();
+        if crate::threads::agct_finds_its_own_thread(&version) {
+            let found = crate::threads::discover(self, self.jvmti, jni);
+            say(&format!("attached: {classes} classes prepared, {found} running threads found"));
+        } else {
+            say(&format!(
+                "attached: {classes} classes prepared; threads already running are not sampled on this JVM ({version}: AsyncGetCallTrace needs each thread's own JNIEnv before JDK 17.0.6 and 19), threads started from now on are"
+            ));
         }
     }
 
@@ -226,35 +308,32 @@ impl Agent {
             complain("the sampler did not stop within 3 s; writing what it recorded so far");
         }
         let counters = self.shared.counters.snapshot();
-        let written = self.options.file.as_ref().map(|path| (path, crate::dump::write(self, path)));
+        let format = self.options.dump_format();
+        let written = self
+            .options
+            .file
+            .as_ref()
+            .map(|path| (path, crate::dump::write(&self.shared, format, self.options.report_metric(), path)));
         if let Some(handle) = self.server.lock().take() {
             handle.shut_down(Duration::from_secs(1));
         }
         let tree_total = self.shared.profile.lock().tree.total();
-        let credits = match counters.samples_wall_credited {
-            0 => String::new(),
-            n => format!(", {n} wall-time credits to threads that had not run"),
-        };
-        let mut line = format!(
-            "{} samples recorded ({} with a Java stack, {} failed walks{credits}), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
-            counters.samples_recorded + counters.samples_failed + counters.samples_wall_credited,
-            counters.samples_recorded,
-            counters.samples_failed,
-            counters.samples_filtered,
-            counters.samples_idle,
-            counters.samples_dropped_full,
-            tree_total.samples,
-            tree_total.cpu_ns as f64 / 1e9,
-            counters.cpu_ns_observed as f64 / 1e9,
-        );
-        if let Some(reason) = self.shared.disabled_reason() {
-            line.push_str(&format!("; sampling was off: {reason}"));
-        }
-        match written {
-            Some((path, Ok(format))) => line.push_str(&format!("; wrote {} ({})", path.display(), format.name())),
-            Some((path, Err(error))) => line.push_str(&format!("; could not write {}: {error}", path.display())),
-            None => {}
-        }
-        say(&line);
+        let disabled = self.shared.disabled_reason();
+        let written = written.as_ref().map(|(path, result)| (path.as_path(), result));
+        say(&crate::summary::exit_line(&counters, tree_total, disabled.as_deref(), written));
+    }
+}
+
+impl Registrar for Agent {
+    fn is_known(&self, tid: i32) -> bool {
+        self.own_tids.lock().contains(&tid) || self.registry.key_of(tid).is_some()
+    }
+
+    fn register(&self, tid: i32, env: *mut JNIEnv) {
+        self.register_thread(tid, env, ThreadOrigin::Discovered);
+    }
+
+    fn retire(&self, tid: i32) {
+        self.registry.retire(tid);
     }
 }

@@ -3,6 +3,8 @@
 //! ClassPrepare events cover classes prepared after the agent started; this
 //! sweep covers the ones before (at VMInit, or at attach).
 
+#![forbid(unsafe_code)]
+
 use crate::jvmti::{Jni, Jvmti};
 
 /// Creates the method ids of every loaded, prepared class. Runs on the

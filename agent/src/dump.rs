@@ -7,40 +7,42 @@
 //! memory at the moment the JVM is exiting. The sampler has stopped by
 //! then; the lock keeps out only HTTP readers, for as long as the write takes.
 
+#![forbid(unsafe_code)]
+
+use pcct::export::{self, Format, ReportOptions};
+use pcct::Metric;
+use pcct_sampler::Shared;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use pcct::export::{self, Format, ReportOptions};
-
-use crate::agent::Agent;
-
-pub fn write(agent: &Agent, path: &Path) -> std::io::Result<Format> {
-    let format = agent.options.dump_format();
+/// Writes the profile in `shared` to `path` as `format` (reports weighed by
+/// `metric`); returns the format written.
+pub fn write(shared: &Shared, format: Format, metric: Metric, path: &Path) -> std::io::Result<Format> {
     let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
-    let written = write_file(agent, format, &temporary).and_then(|()| std::fs::rename(&temporary, path));
+    let written = write_file(shared, format, metric, &temporary).and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
     written.map(|()| format)
 }
 
-fn write_file(agent: &Agent, format: Format, path: &Path) -> std::io::Result<()> {
+fn write_file(shared: &Shared, format: Format, metric: Metric, path: &Path) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     {
-        let profile = agent.shared.profile.lock();
+        let profile = shared.profile.lock();
         if format == Format::Json {
             // The JSON profile also carries the sampler's counters and the VM.
             let mut extra = serde_json::Map::new();
-            let counters = serde_json::to_value(agent.shared.counters.snapshot()).unwrap_or_default();
+            let counters = serde_json::to_value(shared.counters.snapshot()).unwrap_or_default();
             extra.insert("sampler".to_string(), counters);
-            let vm = agent.shared.vm.lock().clone();
+            let vm = shared.vm.lock().clone();
             extra.insert(
                 "vm".to_string(),
                 serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
             );
             export::json::write_to(&mut out, &profile.tree, &profile.methods, &extra)?;
         } else {
-            let options = ReportOptions { metric: agent.options.report_metric(), min_cum_share: 0.0 };
+            let options = ReportOptions { metric, min_cum_share: 0.0 };
             export::write_to(&mut out, format, &profile.tree, &profile.methods, &options)?;
         }
     }

@@ -2,8 +2,8 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use crate::agent::{self, complain, Arrival};
-use crate::callbacks::guard;
+use crate::agent::{self, Arrival};
+use crate::console::{complain, guard};
 use crate::jvmti::Jni;
 use crate::jvmti_sys::{jint, JavaVM, JNI_ERR, JNI_OK};
 

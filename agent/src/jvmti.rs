@@ -48,7 +48,7 @@ macro_rules! call {
 /// A JVMTI environment. The pointer is valid from any thread attached to the
 /// VM until the VM dies.
 #[derive(Clone, Copy, Debug)]
-pub struct Jvmti(pub *mut jvmtiEnv);
+pub struct Jvmti(*mut jvmtiEnv);
 
 // SAFETY: a jvmtiEnv may be used from any thread (the JVMTI specification
 // lets any attached thread call its functions).
@@ -59,6 +59,14 @@ unsafe impl Sync for Jvmti {}
 const MISSING: jvmtiError = jvmtiError::JVMTI_ERROR_NOT_AVAILABLE;
 
 impl Jvmti {
+    /// The environment a JVMTI callback received.
+    ///
+    /// # Safety
+    /// `env` must be a live JVMTI environment of this VM.
+    pub unsafe fn from_raw(env: *mut jvmtiEnv) -> Jvmti {
+        Jvmti(env)
+    }
+
     /// Gets a JVMTI 1.2 environment from `vm`.
     ///
     /// # Safety
@@ -101,20 +109,29 @@ impl Jvmti {
     }
 
     /// Frees memory JVMTI allocated.
-    pub fn deallocate<T>(&self, memory: *mut T) {
+    ///
+    /// # Safety
+    /// `memory` is null or was allocated by this environment (returned by
+    /// one of its calls) and is not used afterwards.
+    unsafe fn deallocate<T>(&self, memory: *mut T) {
         if !memory.is_null() {
             let _ = call!(self.0, Deallocate, MISSING, memory as *mut u8);
         }
     }
 
     /// Takes a JVMTI-allocated C string, converting and freeing it.
-    fn take_string(&self, raw: *mut c_char) -> String {
+    ///
+    /// # Safety
+    /// `raw` is null or a NUL-terminated string this environment returned,
+    /// not used afterwards.
+    unsafe fn take_string(&self, raw: *mut c_char) -> String {
         if raw.is_null() {
             return String::new();
         }
-        // SAFETY: JVMTI returns NUL-terminated modified-UTF-8 strings.
+        // SAFETY: the caller passes a NUL-terminated string from JVMTI.
         let text = unsafe { CStr::from_ptr(raw) }.to_string_lossy().into_owned();
-        self.deallocate(raw);
+        // SAFETY: JVMTI allocated it; it is not used after this.
+        unsafe { self.deallocate(raw) };
         text
     }
 
@@ -129,7 +146,8 @@ impl Jvmti {
             // SAFETY: JVMTI wrote `count` class references at `classes`.
             unsafe { std::slice::from_raw_parts(classes, count as usize) }.to_vec()
         };
-        self.deallocate(classes);
+        // SAFETY: JVMTI allocated the array; its contents were copied out.
+        unsafe { self.deallocate(classes) };
         Ok(list)
     }
 
@@ -139,7 +157,8 @@ impl Jvmti {
         let mut count: jint = 0;
         let mut methods: *mut jmethodID = ptr::null_mut();
         check("GetClassMethods", call!(self.0, GetClassMethods, MISSING, class, &mut count, &mut methods))?;
-        self.deallocate(methods);
+        // SAFETY: JVMTI allocated the array; only its length is used.
+        unsafe { self.deallocate(methods) };
         Ok(count.max(0) as usize)
     }
 
@@ -150,7 +169,8 @@ impl Jvmti {
             "GetMethodName",
             call!(self.0, GetMethodName, MISSING, method, &mut name, &mut signature, ptr::null_mut()),
         )?;
-        Ok((self.take_string(name), self.take_string(signature)))
+        // SAFETY: GetMethodName succeeded: both are JVMTI's strings (or null).
+        Ok(unsafe { (self.take_string(name), self.take_string(signature)) })
     }
 
     /// The declaring class of `method`, a local reference.
@@ -164,7 +184,8 @@ impl Jvmti {
     pub fn class_signature(&self, class: jclass) -> JvmtiResult<String> {
         let mut signature: *mut c_char = ptr::null_mut();
         check("GetClassSignature", call!(self.0, GetClassSignature, MISSING, class, &mut signature, ptr::null_mut()))?;
-        Ok(self.take_string(signature))
+        // SAFETY: GetClassSignature succeeded: JVMTI's string (or null).
+        Ok(unsafe { self.take_string(signature) })
     }
 
     /// Line number table of `method` (empty for native methods or without debug information).
@@ -182,7 +203,8 @@ impl Jvmti {
             .filter(|entry| entry.start_location >= 0 && entry.line_number >= 0)
             .map(|entry| LineEntry { start_bci: entry.start_location as u32, line: entry.line_number as u32 })
             .collect();
-        self.deallocate(table);
+        // SAFETY: JVMTI allocated the array; its contents were copied out.
+        unsafe { self.deallocate(table) };
         lines
     }
 
@@ -190,10 +212,10 @@ impl Jvmti {
         let name = CString::new(name).ok()?;
         let mut value: *mut c_char = ptr::null_mut();
         let error = call!(self.0, GetSystemProperty, MISSING, name.as_ptr(), &mut value);
-        (error == jvmtiError::JVMTI_ERROR_NONE).then(|| self.take_string(value))
+        // SAFETY: GetSystemProperty succeeded: JVMTI's string.
+        (error == jvmtiError::JVMTI_ERROR_NONE).then(|| unsafe { self.take_string(value) })
     }
 
-    /// Starts `function(arg)` on a new agent thread backed by `thread`.
     /// The calling thread's `java.lang.Thread`, as a local reference.
     pub fn current_thread(&self) -> JvmtiResult<jthread> {
         let mut thread: jthread = ptr::null_mut();
@@ -201,6 +223,32 @@ impl Jvmti {
         Ok(thread)
     }
 
+    /// The live threads (of the Java language: no compiler or GC thread),
+    /// as local references of the calling thread's frame.
+    pub fn all_threads(&self) -> JvmtiResult<Vec<jthread>> {
+        let mut count: jint = 0;
+        let mut threads: *mut jthread = ptr::null_mut();
+        check("GetAllThreads", call!(self.0, GetAllThreads, MISSING, &mut count, &mut threads))?;
+        let list = if threads.is_null() || count <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: JVMTI wrote `count` thread references at `threads`.
+            unsafe { std::slice::from_raw_parts(threads, count as usize) }.to_vec()
+        };
+        // SAFETY: JVMTI allocated the array; its contents were copied out.
+        unsafe { self.deallocate(threads) };
+        Ok(list)
+    }
+
+    /// Whether `thread` has started and not yet terminated (false if its
+    /// state cannot be read).
+    pub fn is_alive(&self, thread: jthread) -> bool {
+        let mut state: jint = 0;
+        let error = call!(self.0, GetThreadState, MISSING, thread, &mut state);
+        error == jvmtiError::JVMTI_ERROR_NONE && state as u32 & JVMTI_THREAD_STATE_ALIVE != 0
+    }
+
+    /// Starts `function(arg)` on a new agent thread backed by `thread`.
     pub fn run_agent_thread(
         &self,
         thread: jthread,
@@ -214,9 +262,23 @@ impl Jvmti {
 
 /// A JNI environment: valid only on the thread it belongs to.
 #[derive(Clone, Copy, Debug)]
-pub struct Jni(pub *mut JNIEnv);
+pub struct Jni(*mut JNIEnv);
 
 impl Jni {
+    /// The JNIEnv a JVMTI callback received, used on the thread it belongs to.
+    ///
+    /// # Safety
+    /// `env` must be the calling thread's live JNIEnv, and the `Jni` must
+    /// not be used on another thread.
+    pub unsafe fn from_raw(env: *mut JNIEnv) -> Jni {
+        Jni(env)
+    }
+
+    /// The raw pointer (for the sampler's registry and the walker).
+    pub fn raw(self) -> *mut JNIEnv {
+        self.0
+    }
+
     /// The calling thread's JNIEnv, if it is attached to `vm`.
     ///
     /// # Safety

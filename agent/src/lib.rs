@@ -9,7 +9,7 @@
 //! profile at VM death.
 //!
 //! It must never let a panic unwind into the VM (every entry point and
-//! callback runs inside `callbacks::guard`), block the VM's exit for more
+//! callback runs inside `console::guard`), block the VM's exit for more
 //! than a few seconds, or do slow work in `Agent_OnAttach` (the class sweep
 //! and thread discovery run on the sampler thread).
 //!
@@ -24,6 +24,7 @@
 mod agent;
 mod callbacks;
 mod classes;
+mod console;
 mod dump;
 mod entry;
 mod jvmti;
@@ -33,4 +34,6 @@ mod jvmti_sys;
 pub mod options;
 mod resolver;
 mod serve;
+mod summary;
 mod threads;
+mod walker;

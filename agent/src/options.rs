@@ -10,6 +10,8 @@
 //! parser, the key list, the error messages, the status settings and the
 //! README's options table (checked by a test) all come from that table.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::time::Duration;
 

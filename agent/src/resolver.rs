@@ -2,6 +2,8 @@
 //! the VM). Each lookup runs inside its own JNI local frame, so the class
 //! references it creates never pile up on the long-lived sampler thread.
 
+#![forbid(unsafe_code)]
+
 use std::ffi::c_void;
 
 use pcct_sampler::resolve::{MethodDesc, MethodResolver, ResolveError};

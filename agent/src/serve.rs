@@ -1,27 +1,33 @@
 //! Starting the HTTP server with the agent's options.
 
+#![forbid(unsafe_code)]
+
+use std::sync::Arc;
+
+use pcct_sampler::Shared;
 use pcct_server::{AppConfig, AppState, ServerConfig, ServerHandle};
 
-use crate::agent::Agent;
+use crate::options::Options;
 
-/// The options in force, as /api/status shows them, and how the agent came.
-fn settings(agent: &Agent) -> serde_json::Value {
-    let mut settings = agent.options.settings();
-    settings.insert("arrival".to_string(), format!("{:?}", agent.arrival).to_lowercase().into());
+/// The options in force, as /api/status shows them, and how the agent came
+/// (`arrival`: `startup` or `attach`).
+fn settings(options: &Options, arrival: &str) -> serde_json::Value {
+    let mut settings = options.settings();
+    settings.insert("arrival".to_string(), arrival.into());
     serde_json::Value::Object(settings)
 }
 
-pub fn start(agent: &Agent) -> Result<ServerHandle, pcct_server::ServerError> {
-    let options = &agent.options;
+/// Serves `shared` as `options` say (address, port, token, ...).
+pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
-        settings: settings(agent),
+        settings: settings(options, arrival),
         metrics_top: options.metrics_top,
         report_metric: options.report_metric(),
         heavy_requests: 2,
         text_budget: pcct_server::text_budget::MAX_TEXT_BYTES,
     };
-    let state = AppState::new(agent.shared.clone(), config);
+    let state = AppState::new(shared, config);
     let server = ServerConfig {
         bind: options.bind.parse().map_err(|_| pcct_server::ServerError::Bind {
             address: options.bind.clone(),
@@ -33,4 +39,19 @@ pub fn start(agent: &Agent) -> Result<ServerHandle, pcct_server::ServerError> {
         ..ServerConfig::default()
     };
     pcct_server::start(state, server)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_shows_every_option_and_the_arrival() {
+        let options = Options::parse("interval=2ms,port=0").unwrap();
+        let settings = settings(&options, "attach");
+        assert_eq!(settings["arrival"], "attach");
+        assert_eq!(settings["interval_ns"], options.settings()["interval_ns"]);
+        assert_eq!(settings["interval_ns"], 2_000_000);
+        assert_eq!(settings.as_object().unwrap().len(), options.settings().len() + 1);
+    }
 }

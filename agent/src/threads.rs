@@ -1,12 +1,20 @@
 //! Finding the threads that were running before the agent saw them start
 //! (late attach): they are listed in `/proc/self/task`.
 
-use std::ffi::c_void;
+#![forbid(unsafe_code)]
 
-use pcct_sampler::slots::ThreadOrigin;
+use crate::jvmti::{Jni, Jvmti};
+use crate::jvmti_sys::JNIEnv;
 
-use crate::agent::Agent;
-use crate::jvmti::Jni;
+/// What discovery needs of the agent's thread bookkeeping.
+pub trait Registrar {
+    /// Whether `tid` is one of the agent's own threads or already registered.
+    fn is_known(&self, tid: i32) -> bool;
+    /// Registers `tid`, whose JNIEnv is `env`, as discovered.
+    fn register(&self, tid: i32, env: *mut JNIEnv);
+    /// Retires `tid` (it ended).
+    fn retire(&self, tid: i32);
+}
 
 /// Names (as the kernel shows them, at most 15 bytes) of HotSpot's own
 /// threads, which run no Java code: they are not sampled.
@@ -67,24 +75,55 @@ pub fn agct_finds_its_own_thread(version: &str) -> bool {
     }
 }
 
-/// Registers every running thread the registry does not know yet, except
-/// the agent's own and HotSpot's internal ones. Their JNIEnv is unknown:
-/// AsyncGetCallTrace finds the thread it runs on by itself and only checks
-/// that `env_id` is not null (on the JDKs [`agct_finds_its_own_thread`]
-/// accepts; the caller checks), so the sampler thread's JNIEnv stands in.
-/// A thread that still cannot be walked is dropped after repeated failures.
+/// Registers every running thread `registrar` does not know yet, except
+/// HotSpot's internal ones. With pcct's walker (its `Vm` prepared), JVMTI
+/// lists the Java threads and each one's `JavaThread` names its kernel id
+/// and its own JNIEnv, so the walker serves them as it serves threads seen
+/// starting. Without it, `/proc/self/task` lists them and their JNIEnv is
+/// unknown: AsyncGetCallTrace finds the thread it runs on by itself and only
+/// checks that `env_id` is not null (on the JDKs [`agct_finds_its_own_thread`]
+/// accepts; the caller checks), so `jni`, the calling thread's, stands in. A
+/// thread that still cannot be walked is dropped after repeated failures.
 /// Returns the number registered.
-pub fn discover(agent: &Agent, stand_in: Jni) -> usize {
+pub fn discover(registrar: &impl Registrar, jvmti: Jvmti, jni: Jni) -> usize {
+    let Some(vm) = pcct_sampler::hotspot::vm() else { return discover_tasks(registrar, jni.raw()) };
+    let Ok(threads) = jvmti.all_threads() else { return discover_tasks(registrar, jni.raw()) };
+    let mut found = 0;
+    for thread in threads {
+        let identity = jni
+            .java_thread_of(thread)
+            .and_then(|java_thread| Some((vm.os_thread_id(java_thread)?, vm.env_of(java_thread))));
+        if let Some((tid, env)) = identity.filter(|&(tid, _)| is_new(registrar, tid)) {
+            registrar.register(tid, env as *mut JNIEnv);
+            // It may have ended (its ThreadEnd finding nothing to retire)
+            // between the listing and the registration.
+            if jvmti.is_alive(thread) {
+                found += 1;
+            } else {
+                registrar.retire(tid);
+            }
+        }
+        jni.delete_local_ref(thread);
+    }
+    found
+}
+
+/// Whether `tid` is neither known nor one of HotSpot's own threads.
+fn is_new(registrar: &impl Registrar, tid: i32) -> bool {
+    !registrar.is_known(tid) && !is_vm_internal(&thread_name(tid))
+}
+
+/// [`discover`] without pcct's walker: the kernel's thread list, with
+/// `stand_in` as every thread's JNIEnv.
+fn discover_tasks(registrar: &impl Registrar, stand_in: *mut JNIEnv) -> usize {
     let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return 0 };
-    let own = agent.own_tids.lock().clone();
     let mut found = 0;
     for entry in entries.flatten() {
         let Some(tid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
-        if own.contains(&tid) || agent.registry.key_of(tid).is_some() || is_vm_internal(&thread_name(tid)) {
-            continue;
+        if is_new(registrar, tid) {
+            registrar.register(tid, stand_in);
+            found += 1;
         }
-        agent.register_thread(tid, stand_in.0 as *mut c_void as *mut _, ThreadOrigin::Discovered);
-        found += 1;
     }
     found
 }
@@ -108,6 +147,59 @@ mod tests {
             ("", false),
         ] {
             assert_eq!(agct_finds_its_own_thread(version), ok, "{version}");
+        }
+    }
+
+    /// Records registrations; knows `known` and what it registered.
+    struct Recorder {
+        known: Vec<i32>,
+        registered: std::cell::RefCell<Vec<(i32, usize)>>,
+    }
+
+    impl Registrar for Recorder {
+        fn is_known(&self, tid: i32) -> bool {
+            self.known.contains(&tid) || self.registered.borrow().iter().any(|&(known, _)| known == tid)
+        }
+        fn register(&self, tid: i32, env: *mut JNIEnv) {
+            self.registered.borrow_mut().push((tid, env as usize));
+        }
+        fn retire(&self, tid: i32) {
+            self.registered.borrow_mut().retain(|&(known, _)| known != tid);
+        }
+    }
+
+    /// Starts a thread named `name` that waits to be unparked; returns it and its tid.
+    fn parked_thread(name: &str) -> (std::thread::JoinHandle<()>, i32) {
+        let (ready, tid) = std::sync::mpsc::channel();
+        let handle = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                ready.send(pcct_sampler::slots::current_tid()).unwrap();
+                std::thread::park();
+            })
+            .unwrap();
+        (handle, tid.recv().unwrap())
+    }
+
+    #[test]
+    fn the_kernels_list_gives_every_thread_but_known_and_vm_ones() {
+        let (worker, worker_tid) = parked_thread("worker-1");
+        let (compiler, compiler_tid) = parked_thread("C2 CompilerThre");
+        let me = pcct_sampler::slots::current_tid();
+        let recorder = Recorder { known: vec![me], registered: Default::default() };
+        let found = discover_tasks(&recorder, 0x1000 as *mut JNIEnv);
+        let registered: Vec<i32> = recorder.registered.borrow().iter().map(|&(tid, _)| tid).collect();
+        assert_eq!(found, registered.len());
+        assert!(registered.contains(&worker_tid), "{registered:?}");
+        assert!(!registered.contains(&compiler_tid), "a VM thread's name is skipped: {registered:?}");
+        assert!(!registered.contains(&me), "a known thread is skipped");
+        assert!(recorder.registered.borrow().iter().all(|&(_, env)| env == 0x1000), "the stand-in JNIEnv");
+        discover_tasks(&recorder, 0x1000 as *mut JNIEnv);
+        let worker_entries = recorder.registered.borrow().iter().filter(|&&(tid, _)| tid == worker_tid).count();
+        assert_eq!(worker_entries, 1, "a registered thread is not registered again");
+        for handle in [worker, compiler] {
+            handle.thread().unpark();
+            handle.join().unwrap();
         }
     }
 

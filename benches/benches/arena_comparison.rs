@@ -1,4 +1,4 @@
-//! The typed-index arena of the `pcct` crate against the design card's
+//! The typed-index arena of the `pcct` crate against its first design's
 //! bumpalo arena with `Cell` reference links (`src/bump_pcct.rs`), on the
 //! same warm update at depth 64 with 0, 2 and all frames new.
 

@@ -1,4 +1,4 @@
-//! The design card's arena: nodes and edges as separate structs in a
+//! pcct's first design of the arena: nodes and edges as separate structs in a
 //! `bumpalo::Bump`, linked by `&'bump` references in `Cell`s (Whaley Figure
 //! 8 literally). Only what the update benchmark needs: the marked-frame
 //! update and the incrementally sorted node and edge lists. It exists to

@@ -16,6 +16,8 @@
 //!   sleep;
 //! - it keeps everything in its own temporary directory (parallel-safe).
 
+#![forbid(unsafe_code)]
+
 pub mod agent_so;
 pub mod attach;
 pub mod browser;

@@ -343,6 +343,10 @@ per_jdk! {
         assert_eq!(changed["running"], true);
         let shown = status(&client);
         assert_eq!(u64_at(&shown, "/sampling/interval_ns"), 20_000_000, "{shown:#}");
+        // Which walker walks, and the debug information compiled code has.
+        let walker = shown["walker"].as_str().expect("walker");
+        assert!(walker.starts_with(&format!("pcct's own (HotSpot {})", jdk.major)), "{walker}");
+        assert!(shown["debug_info"].as_str().expect("debug_info").starts_with("DebugNonSafepoints"), "{shown:#}");
         assert_eq!(u64_at(&shown, "/profile/interval_ns"), 20_000_000);
         // The tick in progress still runs at the old interval: start after it.
         let tick = u64_at(&shown, "/counters/ticks");

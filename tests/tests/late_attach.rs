@@ -2,12 +2,14 @@
 //! running Attachee.java (started without the agent). The agent profiles
 //! from then on and writes its file at VM death; a second load is refused
 //! and a bad option is refused, and in both cases the target keeps running
-//! and exits 0.
+//! and exits 0. The threads already running are walked by pcct's own walker
+//! (their `JavaThread` found through JVMTI), not by AsyncGetCallTrace.
 
 use std::path::Path;
 use std::time::Duration;
 
 use pcct_tests::attach::{self, refused};
+use pcct_tests::stress::{profile_json, sampler_counter};
 use pcct_tests::{per_jdk, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -65,6 +67,26 @@ per_jdk! {
         // busyWork is most of the CPU recorded after attach.
         let total: u64 = stacks.iter().map(|(_, value)| value).sum();
         assert!(busy * 2 > total, "busyWork {busy} of {total} ns\n{stacks:?}");
+    }
+}
+
+per_jdk! {
+    fn threads_running_before_the_attach_get_pccts_walker(jdk) {
+        let fixture = Fixture::new("attach-walker");
+        let profile_path = fixture.path("p.json");
+        let mut target = start_attachee(jdk, &fixture);
+        let options = format!("interval:1ms;file:{};http:off", profile_path.display());
+        let loaded = agent_load(jdk, &target, &options, fixture.dir());
+        assert!(loaded.stdout.contains("return code: 0"), "agent_load failed\n{}", loaded.report());
+        target.wait_for_stderr("pcct: attached:", DEADLINE);
+        let finished = finish(target, 1000);
+        let json = profile_json(&profile_path);
+        let [by_pcct, by_agct, partial] = ["walks_vm", "walks_agct", "walks_partial"].map(|name| sampler_counter(&json, name));
+        let context = format!("JDK {}: {}\n{}", jdk.major, json["sampler"], finished.report());
+        assert!(by_pcct >= 100, "too few walks by pcct's walker\n{context}");
+        // The worker (discovered) is nearly all of the samples; AsyncGetCallTrace
+        // walks only what pcct's walker gives up on.
+        assert!(by_agct + partial <= by_pcct / 10, "AsyncGetCallTrace walked too much\n{context}");
     }
 }
 

@@ -45,6 +45,17 @@ impl Vm {
     pub fn java_thread_of(&self, env: usize) -> Option<usize> {
         env.checked_sub(self.env_offset).filter(|&thread| thread != 0)
     }
+
+    /// The JNIEnv of the thread whose `JavaThread*` is `java_thread`.
+    pub fn env_of(&self, java_thread: usize) -> usize {
+        java_thread.wrapping_add(self.env_offset)
+    }
+
+    /// The kernel's id of the thread whose `JavaThread*` is `java_thread`
+    /// (`None` if it has no OS thread yet or the read faults).
+    pub fn os_thread_id(&self, java_thread: usize) -> Option<i32> {
+        walker::os_thread_id(&VmMemory, &self.layout, java_thread).filter(|&tid| tid > 0)
+    }
 }
 
 static VM: OnceLock<Vm> = OnceLock::new();
