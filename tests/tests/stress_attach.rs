@@ -12,7 +12,9 @@
 use std::time::{Duration, Instant};
 
 use pcct_tests::attach::{accepted, agent_load, refused};
-use pcct_tests::stress::{arg_seconds, assert_exit_code, deadline_for, load_seconds, profile_json, status, wait_for_addr_file};
+use pcct_tests::stress::{
+    arg_seconds, assert_exit_code, deadline_for, load_seconds, profile_json, status, wait_for_addr_file,
+};
 use pcct_tests::{per_jdk, poll_until, Fixture, Jdk, Jvm, Profile, RunningJvm};
 
 const JCMD_DEADLINE: Duration = Duration::from_secs(60);
