@@ -6,7 +6,8 @@
 //
 //   loops      three leaves with counted loops of 600, 300 and 100 iterations (60/30/10)
 //   straight   three leaves of 60, 30 and 10 straight-line multiply-adds (60/30/10)
-//   callout    a leaf of 40 loop iterations, then one that calls out and loops 10
+//   callout    a leaf of 400 loop iterations, then one that calls out and loops 100 (80/20;
+//              long enough that the calls around them weigh under a point)
 //
 // Usage: java InliningTruth <program> <seconds>
 
@@ -132,8 +133,8 @@ public class InliningTruth {
     }
 
     static void count() { calls++; }
-    static long calloutA(long x) { for (int i = 0; i < 40; i++) x = (x ^ (x >>> 7)) * M + i; return x; }
-    static long calloutB(long x) { count(); for (int i = 0; i < 10; i++) x = (x ^ (x >>> 7)) * M + i; return x; }
+    static long calloutA(long x) { for (int i = 0; i < 400; i++) x = (x ^ (x >>> 7)) * M + i; return x; }
+    static long calloutB(long x) { count(); for (int i = 0; i < 100; i++) x = (x ^ (x >>> 7)) * M + i; return x; }
 
     static long loops(long x) { return loopsC(loopsB(loopsA(x))); }
     static long straight(long x) { return straightC(straightB(straightA(x))); }

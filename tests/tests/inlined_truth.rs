@@ -70,6 +70,7 @@ fn agrees_with_the_truth(jdk: &Jdk, program: &str, leaves: &[&'static str]) {
         inlined.no_java_percent,
         inlined.top
     );
+    eprintln!("JDK {} {program}: truth {:?}, inlined {:?}", jdk.major, truth.leaves, inlined.leaves);
     for run in [&truth, &inlined] {
         assert!(run.java_samples >= 2000, "too few samples to judge shares\n{context}");
         assert!(run.no_java_percent <= MAX_NO_JAVA_PERCENT, "samples without a Java frame\n{context}");

@@ -42,17 +42,23 @@ fn finish(mut target: RunningJvm, ms: u32) -> Finished {
     finished
 }
 
+/// Attaches to a running Attachee at 1 ms with its profile written to
+/// `profile_path`, lets it work one more second and waits for its exit.
+fn attach_for_a_second(jdk: &Jdk, fixture: &Fixture, profile_path: &Path) -> Finished {
+    let mut target = start_attachee(jdk, fixture);
+    let options = format!("interval:1ms;file:{};http:off", profile_path.display());
+    let loaded = agent_load(jdk, &target, &options, fixture.dir());
+    assert!(loaded.stdout.contains("return code: 0"), "agent_load failed\n{}", loaded.report());
+    // The sampler thread announces itself once it found the running threads.
+    target.wait_for_stderr("pcct: attached:", DEADLINE);
+    finish(target, 1000)
+}
+
 per_jdk! {
     fn attach_profiles_the_running_program(jdk) {
         let fixture = Fixture::new("attach");
         let profile_path = fixture.path("attach.collapsed");
-        let mut target = start_attachee(jdk, &fixture);
-        let options = format!("interval:1ms;file:{};http:off", profile_path.display());
-        let loaded = agent_load(jdk, &target, &options, fixture.dir());
-        assert!(loaded.stdout.contains("return code: 0"), "agent_load failed\n{}", loaded.report());
-        // The sampler thread announces itself once it found the running threads.
-        target.wait_for_stderr("pcct: attached:", DEADLINE);
-        let finished = finish(target, 1000);
+        let finished = attach_for_a_second(jdk, &fixture, &profile_path);
 
         let summary = finished.summary();
         assert!(summary.samples >= 100, "JDK {}: too few samples after attach: {}", jdk.major, summary.line);
@@ -74,12 +80,7 @@ per_jdk! {
     fn threads_running_before_the_attach_get_pccts_walker(jdk) {
         let fixture = Fixture::new("attach-walker");
         let profile_path = fixture.path("p.json");
-        let mut target = start_attachee(jdk, &fixture);
-        let options = format!("interval:1ms;file:{};http:off", profile_path.display());
-        let loaded = agent_load(jdk, &target, &options, fixture.dir());
-        assert!(loaded.stdout.contains("return code: 0"), "agent_load failed\n{}", loaded.report());
-        target.wait_for_stderr("pcct: attached:", DEADLINE);
-        let finished = finish(target, 1000);
+        let finished = attach_for_a_second(jdk, &fixture, &profile_path);
         let json = profile_json(&profile_path);
         let [by_pcct, by_agct, partial] = ["walks_vm", "walks_agct", "walks_partial"].map(|name| sampler_counter(&json, name));
         let context = format!("JDK {}: {}\n{}", jdk.major, json["sampler"], finished.report());
