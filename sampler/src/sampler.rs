@@ -40,8 +40,6 @@ use crate::timer::{now_ns, BusyWaitTimer};
 const LOST_AFTER_TICKS: u64 = 50;
 /// Samples kept across ticks while the profile lock is busy.
 const MAX_PENDING: usize = 65_536;
-/// How often the sampler checks that its signal handler is still installed.
-const HANDLER_CHECK_PERIOD: Duration = Duration::from_millis(100);
 
 /// What the sampler keeps about one registered thread.
 struct ThreadState {
@@ -176,12 +174,7 @@ impl<'r> Sampler<'r> {
         signal::block_in_current_thread(self.shared.config.signal);
         let mut timer =
             BusyWaitTimer::new(self.shared.control.interval(), self.shared.config.max_spin, self.shared.config.jitter);
-        let mut handler_checked = Instant::now();
         while !self.shared.control.stop_requested() {
-            if handler_checked.elapsed() >= HANDLER_CHECK_PERIOD {
-                handler_checked = Instant::now();
-                self.check_handler();
-            }
             let interval = self.shared.control.interval();
             timer.set_interval(interval);
             let tick = timer.wait();
@@ -196,7 +189,7 @@ impl<'r> Sampler<'r> {
             self.tick += 1;
             self.follow_mode();
             self.drain(interval / 2);
-            if self.shared.control.is_running() {
+            if self.shared.control.is_running() && self.handler_installed() {
                 if std::mem::take(&mut self.paused) {
                     self.threads.iter_mut().flatten().for_each(|thread| thread.rebase = true);
                 }
@@ -213,6 +206,12 @@ impl<'r> Sampler<'r> {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.drain(Duration::from_secs(2));
+        // Requests no handler answered: withdrawn, so a signal still on its
+        // way finds nothing to answer once the sampler is gone.
+        let high = HIGH_WATER.load(Ordering::Acquire);
+        SLOTS[..high].iter().filter(|slot| slot.state() == SlotState::Requested).for_each(|slot| {
+            slot.withdraw();
+        });
         // Account the CPU the live threads used while observed, and the
         // requests no handler answered in time.
         for thread in self.threads.iter().flatten() {
@@ -627,16 +626,20 @@ impl Sampler<'_> {
         }
     }
 
-    /// Stops sampling for good if another library replaced pcct's signal
-    /// handler: its signals would otherwise go to someone else's handler.
-    fn check_handler(&self) {
+    /// Whether pcct's signal handler is still the signal's disposition,
+    /// checked before every tick's signals (one `sigaction` query): if
+    /// another library replaced it (or reset it to the default, which would
+    /// kill the JVM), sampling stops for good before a signal is sent.
+    fn handler_installed(&self) -> bool {
         let signal = self.shared.config.signal;
-        if !signal::is_installed(signal) {
+        let installed = signal::is_installed(signal);
+        if !installed {
             self.shared.disable(format!(
                 "another handler replaced pcct's {} handler; sampling stopped (choose another signal with signal=)",
                 signal::signal_name(signal)
             ));
         }
+        installed
     }
 
     /// Retires the registration (`index`, `generation`) of a thread that is

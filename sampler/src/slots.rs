@@ -27,7 +27,11 @@
 //! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY -> RETIRED |
 //! | [`Slot::release`] | sampler | RETIRED -> FREE |
 //!
-//! Every move is a compare-and-swap, so a late signal, a thread that ends
+//! The state and the registration's generation share one atomic word, and
+//! every move is a compare-and-swap of that word, so a transition checks
+//! the generation and the state at once (a slot retired, freed and taken by
+//! a new thread between a handler's check and its move cannot be entered
+//! with the old registration's signal). A late signal, a thread that ends
 //! while it is being sampled, or a reused thread id can at worst lose one
 //! sample (which is counted); it can never make two parties use one buffer
 //! at once: the frame buffer belongs to the handler while the slot is
@@ -41,6 +45,16 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+/// A slot's state and generation as one word: generation in the high 32
+/// bits, state in the low 32.
+fn pack(generation: u32, state: SlotState) -> u64 {
+    ((generation as u64) << 32) | state as u64
+}
+
+fn unpack(word: u64) -> (u32, SlotState) {
+    ((word >> 32) as u32, SlotState::from_u32(word as u32))
+}
 
 use parking_lot::Mutex;
 
@@ -127,9 +141,10 @@ pub(crate) struct Drained {
 /// writes them without locks. The state changes only through the
 /// transition methods below.
 pub struct Slot {
-    state: AtomicU32,
-    /// Bumped at every registration; signals carry it, stale ones are refused.
-    generation: AtomicU32,
+    /// The state and the registration's generation ([`pack`]). The
+    /// generation is bumped at every registration; signals carry it, stale
+    /// ones are refused.
+    word: AtomicU64,
     pub(crate) tid: AtomicI32,
     /// The thread's JNIEnv (AsyncGetCallTrace's `env_id`); may be a stand-in
     /// for threads discovered without one (see `register`).
@@ -163,8 +178,7 @@ pub struct Slot {
 impl Slot {
     pub(crate) const fn new() -> Slot {
         Slot {
-            state: AtomicU32::new(SlotState::Free as u32),
-            generation: AtomicU32::new(0),
+            word: AtomicU64::new(0),
             tid: AtomicI32::new(0),
             env: AtomicPtr::new(std::ptr::null_mut()),
             origin: AtomicU8::new(0),
@@ -186,16 +200,25 @@ impl Slot {
 
     /// The slot's state now.
     pub fn state(&self) -> SlotState {
-        SlotState::from_u32(self.state.load(Ordering::Acquire))
+        unpack(self.word.load(Ordering::Acquire)).1
     }
 
     /// The current registration's generation.
     pub(crate) fn generation(&self) -> u32 {
-        self.generation.load(Ordering::Acquire)
+        unpack(self.word.load(Ordering::Acquire)).0
     }
 
+    /// `from` -> `to` for whatever registration holds the slot now.
     fn transition(&self, from: SlotState, to: SlotState) -> bool {
-        self.state.compare_exchange(from as u32, to as u32, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
+        state == from && self.transition_of(generation, from, to)
+    }
+
+    /// `from` -> `to` for registration `generation` only: one
+    /// compare-and-swap of the generation and the state together.
+    fn transition_of(&self, generation: u32, from: SlotState, to: SlotState) -> bool {
+        let (from, to) = (pack(generation, from), pack(generation, to));
+        self.word.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
     /// FREE -> IDLE: a new registration of thread `tid`, with a frame
@@ -226,9 +249,8 @@ impl Slot {
         self.last_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_cpu_ns.store(0, Ordering::Relaxed);
         self.result.store(0, Ordering::Relaxed);
-        let generation = self.generation.load(Ordering::Relaxed).wrapping_add(1);
-        self.generation.store(generation, Ordering::Release);
-        self.state.store(SlotState::Idle as u32, Ordering::Release);
+        let generation = self.generation().wrapping_add(1);
+        self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
         Some(generation)
     }
 
@@ -256,12 +278,14 @@ impl Slot {
 
     /// REQUESTED -> IN_HANDLER (the signal handler, on thread `tid`), if the
     /// signal was sent for this registration (`generation`) of this thread.
-    /// Async-signal-safe: atomics only.
+    /// The generation and the state move in one compare-and-swap: the tid
+    /// read between the check and the move belongs to this registration,
+    /// or the move fails. Async-signal-safe: atomics only.
     #[inline]
     pub(crate) fn enter_handler(&self, generation: u32, tid: i32) -> bool {
-        self.generation.load(Ordering::Acquire) == generation
+        self.word.load(Ordering::Acquire) == pack(generation, SlotState::Requested)
             && self.tid.load(Ordering::Relaxed) == tid
-            && self.transition(SlotState::Requested, SlotState::InHandler)
+            && self.transition_of(generation, SlotState::Requested, SlotState::InHandler)
     }
 
     /// The frame buffer (two halves, one after the other) and the capacity
@@ -286,7 +310,7 @@ impl Slot {
     /// the frames written into [`Slot::buffer`]. Async-signal-safe.
     #[inline]
     pub(crate) fn publish(&self, handler: HandlerResult) -> bool {
-        if self.state.load(Ordering::Relaxed) != SlotState::InHandler as u32 {
+        if self.state() != SlotState::InHandler {
             return false;
         }
         self.result.store(handler.result, Ordering::Relaxed);
@@ -303,7 +327,8 @@ impl Slot {
     /// frames (jmethodID, bci; leaf first) appended to `frames`. `None` if
     /// the slot holds no sample.
     pub(crate) fn drain(&self, frames: &mut Vec<(usize, i32)>) -> Option<Drained> {
-        if !self.transition(SlotState::Ready, SlotState::Draining) {
+        let generation = self.generation();
+        if !self.transition_of(generation, SlotState::Ready, SlotState::Draining) {
             return None;
         }
         let handler = HandlerResult {
@@ -315,7 +340,6 @@ impl Slot {
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
         };
-        let generation = self.generation.load(Ordering::Acquire);
         if handler.result > 0 {
             let (buffer, capacity) = self.buffer();
             let count = (handler.result as usize).min(capacity);
@@ -326,7 +350,8 @@ impl Slot {
             let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer.add(half * capacity), count) };
             frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
         }
-        self.state.store(SlotState::Idle as u32, Ordering::Release);
+        // Only the sampler moves a DRAINING slot (retiring waits it out).
+        self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
         Some(Drained { generation, handler })
     }
 
@@ -337,16 +362,16 @@ impl Slot {
     /// by the handler; the sampler calls it only for threads that are gone
     /// (no handler can be running) and never while it drains.
     fn retire(&self, generation: u32) -> bool {
-        if self.generation() != generation {
-            return false;
-        }
         loop {
-            let state = self.state();
+            let (current, state) = unpack(self.word.load(Ordering::Acquire));
+            if current != generation {
+                return false;
+            }
             match state {
                 SlotState::Free | SlotState::Retired => return false,
                 SlotState::Draining | SlotState::InHandler => std::thread::yield_now(),
                 _ => {
-                    if self.transition(state, SlotState::Retired) {
+                    if self.transition_of(generation, state, SlotState::Retired) {
                         return true;
                     }
                 }

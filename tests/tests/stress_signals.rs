@@ -118,14 +118,15 @@ per_jdk! {
             summary.line
         );
         // Sampled before the takeover (about 1 s at 1 ms), not after it
-        // (2 more seconds): the check runs every 100 ms.
+        // (2 more seconds): the handler is checked before every tick's signals.
         let json = profile_json(&profile_path);
         let described = describe_counters(&json, &["samples_recorded", "signals_sent", "ticks"]);
         let recorded = sampler_counter(&json, "samples_recorded");
         assert!((200..=1_600).contains(&recorded), "JDK {}: {described}", jdk.major);
-        // Few of pcct's signals reached the program's handler before pcct noticed.
+        // At most the signals already on their way when the handler was
+        // replaced (one tick's: the busy thread and main) reached the new handler.
         let stolen = finished.stdout_value("prof");
-        assert!(stolen <= 200, "JDK {}: {stolen} of pcct's signals went to the new handler: {described}", jdk.major);
+        assert!(stolen <= 4, "JDK {}: {stolen} of pcct's signals went to the new handler: {described}", jdk.major);
     }
 }
 
