@@ -276,7 +276,13 @@ impl Agent {
             return;
         }
         let mut resolver = crate::resolver::JvmtiResolver::new(self.jvmti, jni);
-        pcct_sampler::Sampler::new(self.shared.clone(), self.registry.clone(), &mut resolver).run();
+        let run = crate::console::catch(|| {
+            pcct_sampler::Sampler::new(self.shared.clone(), self.registry.clone(), &mut resolver).run()
+        });
+        if let Err(panic) = run {
+            // Said in /api/status and the exit line, not only on stderr.
+            self.disable(format!("the sampler thread failed ({panic}); sampling stopped, the JVM continues"));
+        }
     }
 
     /// On attach: registers the threads already running, where this VM
