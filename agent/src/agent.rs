@@ -81,6 +81,8 @@ pub enum SetupError {
     NoAsyncGetCallTrace,
     #[error("{0}")]
     Signal(pcct_sampler::SamplerError),
+    #[error("bad option `file={path}`: the profile could not be written there at exit ({reason})")]
+    File { path: String, reason: String },
 }
 
 /// Agent_OnLoad / Agent_OnAttach: parses options, asks for capabilities
@@ -93,6 +95,11 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         return Err(SetupError::AlreadyLoaded);
     }
     let options = Options::parse(options)?;
+    if let Some(path) = &options.file {
+        // Found now, not at VM death when the run would be lost.
+        crate::dump::check_writable(path)
+            .map_err(|error| SetupError::File { path: path.display().to_string(), reason: error.to_string() })?;
+    }
     if arrival == Arrival::Attach {
         // On attach, what would stop sampling is found now, so jcmd reports
         // the failure (and a later attach may try another signal=). At

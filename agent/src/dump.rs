@@ -1,5 +1,12 @@
 //! Writing the profile to `file` at VM death: complete or not at all
-//! (written to a temporary file beside it, then renamed).
+//! (written to a temporary file beside it, then renamed), and the check at
+//! start-up that it can be written at all.
+//!
+//! The temporary is made by `tempfile`: created new (`O_EXCL`: never an
+//! existing file, never through a symlink someone planted), mode 0600, a
+//! random name (two JVMs writing beside each other never share one), and
+//! removed if anything fails. The rename replaces `file` itself, not what
+//! a symlink there points to.
 //!
 //! The exporters stream into a buffered file under the profile lock: no
 //! copy of the arena and nothing the size of the output is held in memory,
@@ -12,22 +19,39 @@
 use pcct::export::{self, Format, ReportOptions};
 use pcct::Metric;
 use pcct_sampler::Shared;
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use tempfile::NamedTempFile;
 
 /// Writes the profile in `shared` to `path` as `format` (reports weighed by
 /// `metric`); returns the format written.
 pub fn write(shared: &Shared, format: Format, metric: Metric, path: &Path) -> std::io::Result<Format> {
-    let temporary = path.with_extension(format!("{}.tmp", std::process::id()));
-    let written = write_file(shared, format, metric, &temporary).and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map(|()| format)
+    let mut temporary = temporary_beside(path)?;
+    write_file(shared, format, metric, temporary.as_file_mut())?;
+    temporary.persist(path).map_err(|error| error.error)?;
+    Ok(format)
 }
 
-fn write_file(shared: &Shared, format: Format, metric: Metric, path: &Path) -> std::io::Result<()> {
-    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+/// At start-up: can `path` be written at VM death? A temporary file is
+/// made beside it and removed, so a missing or read-only directory is
+/// found now, not when the run is over.
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    temporary_beside(path).map(drop)
+}
+
+/// A new temporary file in `path`'s directory, named after it.
+fn temporary_beside(path: &Path) -> std::io::Result<NamedTempFile> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|name| format!(".{}.", name.to_string_lossy())).unwrap_or_default();
+    tempfile::Builder::new().prefix(&name).suffix(".tmp").tempfile_in(directory)
+}
+
+fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
     {
         let profile = shared.profile.lock();
         if format == Format::Json {
@@ -48,4 +72,69 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, path: &Path) -> s
     }
     out.flush()?;
     out.into_inner().map_err(|error| error.into_error())?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use pcct::{Frame, Weight};
+    use pcct_sampler::SamplerConfig;
+
+    use super::*;
+
+    /// A profile with one recorded stack, main -> work.
+    fn shared_with_a_sample() -> Shared {
+        let shared = Shared::new(SamplerConfig::default()).expect("a profile");
+        let mut profile = shared.profile.lock();
+        let methods = std::sync::Arc::make_mut(&mut profile.methods);
+        let main = methods.intern("Main", "main", "([Ljava/lang/String;)V");
+        let work = methods.intern("Main", "work", "()V");
+        let stack = [Frame::new(main, 3), Frame::new(work, 0)];
+        let weight = Weight { samples: 1, cpu_ns: 1_000_000, wall_ns: 1_000_000 };
+        profile.tree.record(&mut pcct::Marks::new(), &stack, weight).expect("recorded");
+        drop(profile);
+        shared
+    }
+
+    fn temporaries_in(directory: &Path) -> Vec<String> {
+        let names = std::fs::read_dir(directory).expect("list").map(|entry| entry.expect("entry").file_name());
+        names.map(|name| name.to_string_lossy().into_owned()).filter(|name| name.ends_with(".tmp")).collect()
+    }
+
+    #[test]
+    fn the_profile_is_written_whole_with_owner_only_permissions_and_no_temporary_left() {
+        let directory = tempfile::tempdir().expect("a directory");
+        let path = directory.path().join("p.collapsed");
+        let shared = shared_with_a_sample();
+        assert_eq!(write(&shared, Format::Collapsed, Metric::Samples, &path).expect("written"), Format::Collapsed);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.contains("Main.main;Main.work 1"), "{text}");
+        assert_eq!(std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777, 0o600);
+        assert!(temporaries_in(directory.path()).is_empty());
+    }
+
+    #[test]
+    fn a_symlink_at_the_path_is_replaced_not_followed() {
+        let directory = tempfile::tempdir().expect("a directory");
+        let victim = directory.path().join("victim");
+        std::fs::write(&victim, "keep me").expect("victim");
+        let path = directory.path().join("p.json");
+        std::os::unix::fs::symlink(&victim, &path).expect("symlink");
+        write(&shared_with_a_sample(), Format::Json, Metric::Samples, &path).expect("written");
+        assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+        assert!(!std::fs::symlink_metadata(&path).expect("stat").file_type().is_symlink());
+    }
+
+    #[test]
+    fn a_directory_that_cannot_take_the_file_is_found_at_start_up() {
+        let missing = Path::new("/nonexistent-pcct-directory/p.json");
+        assert!(check_writable(missing).is_err());
+        assert!(write(&shared_with_a_sample(), Format::Json, Metric::Samples, missing).is_err());
+        let directory = tempfile::tempdir().expect("a directory");
+        let path = directory.path().join("p.json");
+        check_writable(&path).expect("writable");
+        assert!(!path.exists(), "the check leaves nothing behind");
+        assert!(temporaries_in(directory.path()).is_empty());
+    }
 }

@@ -3,6 +3,7 @@
 //! lifetime per connection (a slow or idle client cannot hold one forever),
 //! and graceful shutdown with a deadline.
 
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,6 +74,16 @@ impl ServerHandle {
     }
 }
 
+/// Writes `address` to `path` whole or not at all: through a temporary
+/// beside it that `tempfile` creates new (never through a planted symlink),
+/// mode 0600, with a random name, then renamed over `path`.
+fn write_addr_file(path: &std::path::Path, address: SocketAddr) -> std::io::Result<()> {
+    let directory = path.parent().filter(|parent| !parent.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut temporary = tempfile::Builder::new().prefix(".pcct-addr.").suffix(".tmp").tempfile_in(directory)?;
+    writeln!(temporary, "{address}")?;
+    temporary.persist(path).map(drop).map_err(|error| error.error)
+}
+
 /// Binds the listener (so the address is known and errors are reported at
 /// once) and starts serving on a thread named `pcct-http`.
 pub fn start(state: AppState, config: ServerConfig) -> Result<ServerHandle> {
@@ -82,9 +93,7 @@ pub fn start(state: AppState, config: ServerConfig) -> Result<ServerHandle> {
     listener.set_nonblocking(true).map_err(|error| ServerError::Runtime(error.to_string()))?;
     let address = listener.local_addr().map_err(|error| ServerError::Runtime(error.to_string()))?;
     if let Some(path) = &config.addr_file {
-        let temporary = path.with_extension("tmp");
-        std::fs::write(&temporary, format!("{address}\n"))
-            .and_then(|()| std::fs::rename(&temporary, path))
+        write_addr_file(path, address)
             .map_err(|error| ServerError::Runtime(format!("cannot write {}: {error}", path.display())))?;
     }
     let (shutdown, shutdown_rx) = watch::channel(false);

@@ -138,6 +138,25 @@ fn writes_the_chosen_address_to_the_address_file() {
 }
 
 #[test]
+fn the_address_file_is_new_owner_only_and_never_written_through_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let directory = tempfile::tempdir().expect("a directory");
+    let victim = directory.path().join("victim");
+    std::fs::write(&victim, "keep me").expect("victim");
+    let path = directory.path().join("addr");
+    std::os::unix::fs::symlink(&victim, &path).expect("symlink");
+    let server = Server::start(ServerConfig { addr_file: Some(path.clone()), ..ServerConfig::default() });
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me", "the symlink's target is untouched");
+    let metadata = std::fs::symlink_metadata(&path).expect("the address file");
+    assert!(metadata.file_type().is_file(), "the symlink was replaced by a file");
+    assert_eq!(metadata.permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(&path).expect("read").trim(), server.address().to_string());
+    let names: Vec<_> =
+        std::fs::read_dir(directory.path()).expect("list").map(|e| e.expect("entry").file_name()).collect();
+    assert_eq!(names.len(), 2, "no temporary is left: {names:?}");
+}
+
+#[test]
 fn a_taken_port_is_a_bind_error() {
     let server = Server::start(ServerConfig::default());
     let error = start(Fixture::new().state, ServerConfig { port: server.address().port(), ..ServerConfig::default() })

@@ -1,6 +1,6 @@
-//! A bad option at startup (`-agentpath:...=interval=abc`) stops the JVM
-//! with a non-zero status, after exactly one pcct line on stderr naming the
-//! option.
+//! A bad option at startup (`-agentpath:...=interval=abc`, or a `file=`
+//! in a directory that cannot take it) stops the JVM with a non-zero
+//! status, after exactly one pcct line on stderr naming the option.
 
 use std::time::Duration;
 
@@ -9,7 +9,14 @@ use pcct_tests::{per_jdk, Fixture, Jvm};
 per_jdk! {
     fn bad_option_at_startup_stops_the_jvm_with_one_line(jdk) {
         let fixture = Fixture::new("bad-options");
-        for (options, key) in [("interval=abc", "interval"), ("mode=fast", "mode"), ("colour=red", "colour")] {
+        let options_and_keys = [
+            ("interval=abc", "interval"),
+            ("mode=fast", "mode"),
+            ("colour=red", "colour"),
+            // Found at start-up, not at VM death when the run would be lost.
+            ("file=/nonexistent-pcct-directory/p.json", "file"),
+        ];
+        for (options, key) in options_and_keys {
             let finished = Jvm::new(jdk, &fixture, "LoopShort").arg("1").agent(options).run(Duration::from_secs(60));
             pcct_tests::assert_no_hs_err(fixture.dir());
             assert!(!finished.status.success(), "JDK {}: the JVM ran with {options}\n{}", jdk.major, finished.report());
