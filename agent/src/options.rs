@@ -68,7 +68,12 @@ pub struct Options {
     /// `bind`: address to listen on (default 127.0.0.1).
     pub bind: String,
     /// `token`: when set, every route but /healthz requires `Authorization: Bearer <token>`.
+    /// Also set from `token_file`.
     pub token: Option<String>,
+    /// `token_file`: read the token from this file (readable by its owner only).
+    pub token_file: Option<PathBuf>,
+    /// `unauthenticated`: allow a non-loopback `bind` without a token (`on`/`off`, default off).
+    pub unauthenticated: bool,
     /// `addr_file`: write the chosen `host:port` to this file once listening.
     pub addr_file: Option<PathBuf>,
     /// `top`: hot methods exported as a Prometheus gauge, 0..=100 (default 10).
@@ -128,6 +133,8 @@ impl Default for Options {
             port: 0,
             bind: "127.0.0.1".to_string(),
             token: None,
+            token_file: None,
+            unauthenticated: false,
             addr_file: None,
             metrics_top: 10,
             quiet: false,
@@ -209,6 +216,26 @@ fn set<T>(field: &mut T, value: Option<T>) -> bool {
 
 fn path(text: &str) -> Option<PathBuf> {
     (!text.is_empty()).then(|| PathBuf::from(text))
+}
+
+/// A token: 1 to 256 visible ASCII characters.
+fn valid_token(text: &str) -> Option<String> {
+    let valid = !text.is_empty() && text.len() <= 256 && text.chars().all(|c| c.is_ascii_graphic());
+    valid.then(|| text.to_string())
+}
+
+/// The token in `path`: its first line, if the file is readable by its
+/// owner only and the line is a valid token.
+fn read_token_file(path: &std::path::Path) -> Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let metadata = std::fs::metadata(path).map_err(|error| format!("cannot read it: {error}"))?;
+    let mode = metadata.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!("its group or others may read it (mode {mode:o}): chmod 600 it"));
+    }
+    let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read it: {error}"))?;
+    valid_token(text.lines().next().unwrap_or("").trim())
+        .ok_or_else(|| "its first line must be the token, 1 to 256 visible ASCII characters".to_string())
 }
 
 fn nanos(duration: Duration) -> serde_json::Value {
@@ -450,11 +477,24 @@ pub const OPTIONS: &[OptionSpec] = &[
         default: "—",
         allowed: "1 to 256 visible ASCII characters",
         meaning: "require `Authorization: Bearer <token>` on every route but `/healthz`",
-        apply: |o, v| {
-            let valid = !v.is_empty() && v.len() <= 256 && v.chars().all(|c| c.is_ascii_graphic());
-            set(&mut o.token, valid.then(|| Some(v.to_string())))
-        },
+        apply: |o, v| set(&mut o.token, valid_token(v).map(Some)),
         show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
+    },
+    OptionSpec {
+        key: "token_file",
+        default: "—",
+        allowed: "a path to a file readable by its owner only (chmod 600) holding the token",
+        meaning: "read the token from this file (refused if its group or others may read it); keeps it out of the command line",
+        apply: |o, v| set(&mut o.token_file, path(v).map(Some)),
+        show: |o| ("token_file", o.token_file.as_ref().map(|f| f.display().to_string()).into()),
+    },
+    OptionSpec {
+        key: "unauthenticated",
+        default: "off",
+        allowed: "on or off",
+        meaning: "`on`: allow a non-loopback `bind` without a token (anyone who reaches the port may read and control the profiler)",
+        apply: |o, v| set(&mut o.unauthenticated, parse_switch(v)),
+        show: |o| ("unauthenticated", o.unauthenticated.into()),
     },
     OptionSpec {
         key: "addr_file",
@@ -528,13 +568,36 @@ impl Options {
                 return Err(OptionError::new(item, format!("unknown option; known options: {known}")));
             };
             if !(spec.apply)(&mut options, value) {
-                return Err(OptionError::new(item, format!("{key} must be {}", spec.allowed)));
+                // A token is never echoed, not even a malformed one.
+                let shown = if key == "token" { "token=(not shown)" } else { item };
+                return Err(OptionError::new(shown, format!("{key} must be {}", spec.allowed)));
             }
         }
-        if options.format.is_some() && options.file.is_none() {
+        options.check_combinations()?;
+        Ok(options)
+    }
+
+    /// The rules between options, once every option is parsed; reads
+    /// `token_file`.
+    fn check_combinations(&mut self) -> Result<(), OptionError> {
+        if self.format.is_some() && self.file.is_none() {
             return Err(OptionError::new("format", "format needs file=<path> too"));
         }
-        Ok(options)
+        if let Some(path) = &self.token_file {
+            if self.token.is_some() {
+                return Err(OptionError::new("token_file", "give token or token_file, not both"));
+            }
+            let token = read_token_file(path)
+                .map_err(|reason| OptionError::new(&format!("token_file={}", path.display()), reason))?;
+            self.token = Some(token);
+        }
+        let loopback = self.bind.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
+        if self.http && !loopback && self.token.is_none() && !self.unauthenticated {
+            let item = format!("bind={}", self.bind);
+            let why = "a non-loopback address needs token= or token_file= (or unauthenticated=on to serve anyone who reaches the port)";
+            return Err(OptionError::new(&item, why));
+        }
+        Ok(())
     }
 
     /// The options in force, as `/api/status` shows them.
@@ -628,12 +691,50 @@ mod tests {
             ("jitter=-0.1", "jitter"),
             ("jitter=NaN", "jitter"),
             ("novalue", "novalue"),
+            ("bind=0.0.0.0", "bind"),
+            ("token=a,token_file=/x", "token_file"),
+            ("token_file=/nonexistent-pcct-token", "token_file"),
         ] {
             let error = Options::parse(text).unwrap_err();
             let line = error.to_string();
             assert!(line.contains(key), "{text}: {line}");
             assert!(!line.contains('\n'), "one line: {line}");
         }
+    }
+
+    #[test]
+    fn a_token_is_never_echoed() {
+        let secret = "s3cr3t\u{7f}";
+        let line = Options::parse(&format!("token={secret}")).unwrap_err().to_string();
+        assert!(line.contains("`token=(not shown)`") && !line.contains("s3cr3t"), "{line}");
+        let status = Options::parse("token=s3cr3t").unwrap().settings();
+        assert_eq!(status["token"], "(set)");
+    }
+
+    #[test]
+    fn a_non_loopback_bind_needs_a_token_or_says_so() {
+        assert!(Options::parse("bind=::1").is_ok());
+        assert!(Options::parse("bind=0.0.0.0,token=abc").is_ok());
+        assert!(Options::parse("bind=0.0.0.0,unauthenticated=on").is_ok());
+        assert!(Options::parse("bind=0.0.0.0,http=off").is_ok(), "nothing is served");
+        assert!(Options::parse("bind=0.0.0.0").is_err());
+    }
+
+    #[test]
+    fn the_token_file_must_be_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let directory = tempfile::tempdir().expect("a directory");
+        let path = directory.path().join("token");
+        std::fs::write(&path, "from-the-file\n").expect("write");
+        let option = format!("token_file={}", path.display());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let line = Options::parse(&option).unwrap_err().to_string();
+        assert!(line.contains("`token_file=") && line.contains("chmod 600"), "{line}");
+        assert!(!line.contains("from-the-file"), "{line}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        assert_eq!(Options::parse(&option).unwrap().token.as_deref(), Some("from-the-file"));
+        std::fs::write(&path, "\n").expect("write");
+        assert!(Options::parse(&option).unwrap_err().to_string().contains("first line"));
     }
 
     #[test]
