@@ -12,9 +12,37 @@ use crate::console::guard;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
 use crate::jvmti_sys::*;
 
+/// The events the agent enables (CompiledMethodLoad only with `compiled`).
+fn events(compiled: bool) -> impl Iterator<Item = jvmtiEvent> {
+    let always = [
+        jvmtiEvent::JVMTI_EVENT_VM_INIT,
+        jvmtiEvent::JVMTI_EVENT_VM_DEATH,
+        jvmtiEvent::JVMTI_EVENT_THREAD_START,
+        jvmtiEvent::JVMTI_EVENT_THREAD_END,
+        // AsyncGetCallTrace returns ticks_no_class_load (-1) unless an agent
+        // enabled ClassLoad events.
+        jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
+        jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
+    ];
+    always.into_iter().chain(compiled.then_some(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD))
+}
+
 /// Sets the callbacks and enables the events the agent needs (and
-/// CompiledMethodLoad with `compiled`).
+/// CompiledMethodLoad with `compiled`). If an event cannot be enabled,
+/// takes everything back before returning the error, so a failed
+/// Agent_OnAttach leaves no callback armed.
 pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
+    let installed = set_and_enable(jvmti, compiled);
+    if installed.is_err() {
+        for event in events(compiled) {
+            let _ = jvmti.disable(event);
+        }
+        let _ = jvmti.set_callbacks(&jvmtiEventCallbacks::default());
+    }
+    installed
+}
+
+fn set_and_enable(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -26,22 +54,7 @@ pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
-    for event in [
-        jvmtiEvent::JVMTI_EVENT_VM_INIT,
-        jvmtiEvent::JVMTI_EVENT_VM_DEATH,
-        jvmtiEvent::JVMTI_EVENT_THREAD_START,
-        jvmtiEvent::JVMTI_EVENT_THREAD_END,
-        // AsyncGetCallTrace returns ticks_no_class_load (-1) unless an agent
-        // enabled ClassLoad events.
-        jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
-        jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
-    ] {
-        jvmti.enable(event)?;
-    }
-    if compiled {
-        jvmti.enable(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD)?;
-    }
-    Ok(())
+    events(compiled).try_for_each(|event| jvmti.enable(event))
 }
 
 unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {

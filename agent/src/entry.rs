@@ -41,26 +41,52 @@ pub unsafe extern "C" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char, _re
 #[no_mangle]
 pub unsafe extern "C" fn Agent_OnAttach(vm: *mut JavaVM, options: *mut c_char, _reserved: *mut c_void) -> jint {
     guard("Agent_OnAttach", JNI_ERR, || {
-        // SAFETY: `vm` comes from the VM.
-        let agent = match unsafe { agent::setup(vm, &options_text(options), Arrival::Attach) } {
-            Ok(agent) => agent,
-            Err(error) => {
-                complain(&error.to_string());
-                return JNI_ERR;
-            }
-        };
+        pin_library();
+        // Everything that can fail is checked before `setup` installs the
+        // callbacks (and `setup` takes them back if it fails after): a
+        // failed attach leaves no callback armed.
         // SAFETY: the attach listener is a Java thread of this VM.
-        match unsafe { Jni::of_current_thread(vm) } {
-            Some(jni) => {
+        let Some(jni) = (unsafe { Jni::of_current_thread(vm) }) else {
+            complain("attach: the attaching thread has no JNI environment");
+            return JNI_ERR;
+        };
+        // SAFETY: `vm` comes from the VM.
+        match unsafe { agent::setup(vm, &options_text(options), Arrival::Attach) } {
+            Ok(agent) => {
                 agent.start(jni);
                 JNI_OK
             }
-            None => {
-                complain("attach: the attaching thread has no JNI environment");
+            Err(error) => {
+                complain(&error.to_string());
                 JNI_ERR
             }
         }
     })
+}
+
+/// Keeps this library loaded for the life of the process. JDK 21+ unload
+/// an agent library whose Agent_OnAttach fails; a JVMTI callback already
+/// running on another thread (or a late signal reaching the handler) would
+/// then execute unmapped code. Pinning costs the library's mapping, which
+/// a successful attach keeps anyway.
+fn pin_library() {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::zeroed();
+    // SAFETY: dladdr only reads the address (a function of this library)
+    // and fills `info`.
+    let found = unsafe { libc::dladdr(Agent_OnAttach as *const c_void, info.as_mut_ptr()) } != 0;
+    if !found {
+        return;
+    }
+    // SAFETY: dladdr succeeded; `dli_fname` is the library's path, a
+    // NUL-terminated string owned by the loader. RTLD_NOLOAD takes a new
+    // reference to the already loaded library (never loads another) and
+    // RTLD_NODELETE makes the loader keep it at every dlclose.
+    unsafe {
+        let path = info.assume_init().dli_fname;
+        if !path.is_null() {
+            libc::dlopen(path, libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE);
+        }
+    }
 }
 
 /// Called when the VM unloads the library (after VMDeath).

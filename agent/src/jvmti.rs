@@ -102,6 +102,13 @@ impl Jvmti {
         )
     }
 
+    pub fn disable(&self, event: jvmtiEvent) -> JvmtiResult<()> {
+        check(
+            "SetEventNotificationMode",
+            call!(self.0, SetEventNotificationMode, MISSING, jvmtiEventMode::JVMTI_DISABLE, event, ptr::null_mut()),
+        )
+    }
+
     /// Asks the VM to send `event` for what already happened (compiled
     /// methods, on attach).
     pub fn generate_events(&self, event: jvmtiEvent) -> JvmtiResult<()> {
