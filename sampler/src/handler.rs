@@ -16,7 +16,8 @@
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table and counters are `static` atomics initialised at compile
 //!    time; the thread's slot comes from the signal's `si_value`, checked
-//!    against the slot's generation and the thread id (`gettid`);
+//!    against the slot's generation (with its state, in one
+//!    compare-and-swap) and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
 //!    (the walkers get the slot's buffer and its capacity);
