@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use pcct_tests::jvm::assert_no_hs_err;
 use pcct_tests::poll::poll_until;
+use pcct_tests::stress::{assert_counters_conserved, profile_json};
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile};
 
 per_jdk! {
@@ -32,7 +33,11 @@ per_jdk! {
         };
         assert_no_hs_err(fixture.dir());
         assert_eq!(status.code(), Some(0), "JDK {}: the JVM's exit status is not the program's: {status}", jdk.major);
+        // The profile is whole: it parses, holds samples, and every signal
+        // sent ended in one counted outcome. (How many samples a 1 s run
+        // gets depends on the CPU the machine gives it: not asserted.)
         let profile = Profile::read(&profile_path);
-        assert!(profile.json.total.samples >= 100, "JDK {}: too few samples: {}", jdk.major, profile.json.total.samples);
+        assert!(profile.json.total.samples > 0, "JDK {}: an empty profile", jdk.major);
+        assert_counters_conserved(&profile_json(&profile_path));
     }
 }

@@ -117,12 +117,14 @@ per_jdk! {
             jdk.major,
             summary.line
         );
-        // Sampled before the takeover (about 1 s at 1 ms), not after it
-        // (2 more seconds): the handler is checked before every tick's signals.
+        // Sampled before the takeover (up to 1 s at 1 ms, fewer when the
+        // machine is loaded: 191 seen with a load average of 19 on 2 cores),
+        // not after it (2 more seconds): the handler is checked before every
+        // tick's signals.
         let json = profile_json(&profile_path);
         let described = describe_counters(&json, &["samples_recorded", "signals_sent", "ticks"]);
         let recorded = sampler_counter(&json, "samples_recorded");
-        assert!((200..=1_600).contains(&recorded), "JDK {}: {described}", jdk.major);
+        assert!((20..=1_600).contains(&recorded), "JDK {}: {described}", jdk.major);
         // At most the signals already on their way when the handler was
         // replaced (one tick's: the busy thread and main) reached the new handler.
         let stolen = finished.stdout_value("prof");
