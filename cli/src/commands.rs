@@ -240,11 +240,12 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     };
     let (tree_a, methods_a) = read_profile(a)?;
     let (tree_b, methods_b) = read_profile(b)?;
-    use pcct::correlation::{context_profile, correlate, method_profile, real_method_profile};
+    use pcct::correlation::{context_profile, correlate, method_profile, real_method_profile, ContextKeys};
     let per_method =
         correlate(&method_profile(&tree_a, &methods_a, metric), &method_profile(&tree_b, &methods_b, metric));
-    let per_context =
-        correlate(&context_profile(&tree_a, &methods_a, metric), &context_profile(&tree_b, &methods_b, metric));
+    let mut keys = ContextKeys::new();
+    let contexts_a = context_profile(&tree_a, &methods_a, metric, &mut keys);
+    let per_context = correlate(&contexts_a, &context_profile(&tree_b, &methods_b, metric, &mut keys));
     let (real_a, real_b) =
         (real_method_profile(&tree_a, &methods_a, metric), real_method_profile(&tree_b, &methods_b, metric));
     let per_real_method = correlate(&real_a.weights, &real_b.weights);

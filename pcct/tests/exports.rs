@@ -100,7 +100,8 @@ fn reports_name_methods_and_prune_by_cum() {
 #[test]
 fn correlation_of_a_profile_with_itself_is_one() {
     let (tree, methods) = sample_tree();
-    let a = pcct::correlation::context_profile(&tree, &methods, Metric::Samples);
+    let mut keys = pcct::correlation::ContextKeys::new();
+    let a = pcct::correlation::context_profile(&tree, &methods, Metric::Samples, &mut keys);
     let r = pcct::correlation::correlate(&a, &a).unwrap();
     assert!((r - 1.0).abs() < 1e-12);
     let hot = pcct::correlation::method_profile(&tree, &methods, Metric::Samples);
@@ -215,4 +216,46 @@ fn json_keeps_odd_names_as_they_are_and_stays_valid() {
     let odd = back.iter().find(|(_, info)| &*info.class == ODD_CLASS).expect("the odd class came back");
     assert_eq!(&*odd.1.name, ODD_NAME);
     assert!(back.iter().any(|(_, info)| &*info.class == "app.Leaf;" && &*info.name == "\n"));
+}
+
+/// Whether an ancestor of `node` (the root aside) has its method, walking up.
+fn has_recursive_ancestor(tree: &Pcct, node: pcct::NodeId) -> bool {
+    let method = tree.method(node);
+    let mut current = tree.parent(node);
+    while let Some(ancestor) = current.filter(|&ancestor| ancestor != pcct::NodeId::ROOT) {
+        if tree.method(ancestor) == method {
+            return true;
+        }
+        current = tree.parent(ancestor);
+    }
+    false
+}
+
+#[test]
+fn import_marks_recursion_as_the_tree_did_on_every_branch() {
+    let mut methods = MethodTable::new();
+    let [a, b, c, d] = ["a", "b", "c", "d"].map(|name| methods.intern("app.R", name, "()V"));
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let f = Frame::new;
+    let stacks: [&[Frame]; 5] = [
+        &[f(a, 1), f(b, 1), f(a, 1), f(c, 1), f(b, 1), f(d, 1)],
+        &[f(a, 1), f(b, 2), f(c, 1), f(c, 1)],
+        &[f(a, 2), f(d, 1), f(a, 1), f(a, 1)],
+        &[f(b, 1), f(a, 1), f(b, 1)],
+        &[f(c, 1)],
+    ];
+    for stack in stacks {
+        tree.record(&mut Marks::new(), stack, Weight::sample(1000, 1000)).unwrap();
+    }
+    let (back, _) = json::import(&json::parse(&json::write(&tree, &methods)).unwrap()).unwrap();
+    assert_eq!(back.node_count(), tree.node_count());
+    let flags = |t: &Pcct| t.nodes().skip(1).map(|node| t.is_outermost(node)).collect::<Vec<_>>();
+    assert_eq!(flags(&back), flags(&tree), "same nodes in the same order, same flags");
+    for node in back.nodes().skip(1) {
+        assert_eq!(back.is_outermost(node), !has_recursive_ancestor(&back, node), "node {node:?}");
+    }
+    assert!(flags(&back).iter().any(|outermost| !outermost), "the stacks recurse");
+    let options = ReportOptions { metric: Metric::Samples, min_cum_share: 0.0 };
+    let xprof = |t: &Pcct| export::write(Format::Xprof, t, &methods, &options);
+    assert_eq!(xprof(&back), xprof(&tree), "totals count each sample once per method");
 }
