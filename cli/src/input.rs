@@ -34,12 +34,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// `bytes` for people: `2 GiB`, `512 MiB`, `100 bytes`.
 pub fn show_size(bytes: u64) -> String {
-    match bytes {
-        _ if bytes >= 1 << 30 && bytes % (1 << 30) == 0 => format!("{} GiB", bytes >> 30),
-        _ if bytes >= 1 << 20 && bytes % (1 << 20) == 0 => format!("{} MiB", bytes >> 20),
-        _ if bytes >= 1 << 10 && bytes % (1 << 10) == 0 => format!("{} KiB", bytes >> 10),
-        _ => format!("{bytes} bytes"),
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        // A whole number of the unit: its low `shift` bits are zero.
+        if bytes >= 1 << shift && bytes.trailing_zeros() >= shift {
+            return format!("{} {unit}", bytes >> shift);
+        }
     }
+    format!("{bytes} bytes")
 }
 
 fn over_limit(limit: u64) -> io::Error {

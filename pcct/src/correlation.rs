@@ -353,7 +353,7 @@ mod tests {
         use crate::tree::TreeConfig;
         use crate::weight::Weight;
         let mut methods = MethodTable::new();
-        let mut id = |methods: &mut MethodTable, name: &str| {
+        let id = |methods: &mut MethodTable, name: &str| {
             let (class, method) = name.rsplit_once('.').unwrap();
             methods.intern(class, method, "()V")
         };

@@ -130,9 +130,9 @@ pub fn unescape(text: &str) -> Option<Cow<'_, str>> {
     while let Some(at) = rest.find('\\') {
         out.push_str(&rest[..at]);
         let escape = &rest[at..];
-        if escape.starts_with("\\\\") {
+        if let Some(after) = escape.strip_prefix("\\\\") {
             out.push('\\');
-            rest = &escape[2..];
+            rest = after;
         } else {
             let hex = escape.strip_prefix("\\x").and_then(|hex| hex.get(..2))?;
             if !hex.bytes().all(|byte| byte.is_ascii_hexdigit()) {
