@@ -115,8 +115,14 @@ impl Samples {
             return Ok(());
         }
         let sample = parse_line(number, line)?;
-        let next = self.threads.len() as u32;
-        let thread = *self.threads.entry(sample.thread.to_string()).or_insert(next);
+        let thread = match self.threads.get(sample.thread) {
+            Some(&thread) => thread,
+            None => {
+                let thread = self.threads.len() as u32;
+                self.threads.insert(sample.thread.to_string(), thread);
+                thread
+            }
+        };
         let start = self.frames.len();
         for frame in &sample.frames {
             let frame = match *frame {
