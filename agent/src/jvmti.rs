@@ -136,7 +136,8 @@ impl Jvmti {
             return String::new();
         }
         // SAFETY: the caller passes a NUL-terminated string from JVMTI.
-        let text = unsafe { CStr::from_ptr(raw) }.to_string_lossy().into_owned();
+        // JVMTI's strings are modified UTF-8: decoded without loss (issue 16).
+        let text = pcct::names::from_modified_utf8(unsafe { CStr::from_ptr(raw) }.to_bytes()).into_owned();
         // SAFETY: JVMTI allocated it; it is not used after this.
         unsafe { self.deallocate(raw) };
         text

@@ -1,6 +1,8 @@
 //! The subcommands.
 
 use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -8,7 +10,7 @@ use lexopt::prelude::*;
 use pcct::export::{self, json, Format, ReportOptions};
 use pcct::Metric;
 
-use crate::{locate, summary};
+use crate::{input, locate, summary};
 
 pub enum Failure {
     Usage(String),
@@ -51,12 +53,31 @@ fn parse_metric(text: &str) -> Result<Metric, Failure> {
     Metric::parse(text).ok_or_else(|| Failure::Usage(format!("--metric must be cpu, wall or samples, not `{text}`")))
 }
 
-fn read_profile(path: &Path) -> Result<(pcct::Pcct, pcct::MethodTable), Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
-    let profile = json::parse(&text).map_err(|e| {
+fn parse_max_input(parser: &mut lexopt::Parser) -> Result<u64, Failure> {
+    input::parse_size(&parser.value()?.string()?).map_err(Failure::Usage)
+}
+
+/// Reads a JSON profile as it parses it, at most `limit` bytes.
+fn read_profile(path: &Path, limit: u64) -> Result<(pcct::Pcct, pcct::MethodTable), Failure> {
+    let cannot_read = |e: &dyn std::fmt::Display| failed(format!("cannot read {}: {e}", path.display()));
+    let reader = input::open(path, limit).map_err(|e| cannot_read(&e))?;
+    let profile = json::parse_from(reader).map_err(|e| {
+        if e.is_io() {
+            return cannot_read(&e);
+        }
         failed(format!("{} is not a pcct JSON profile (write one with file=<path>.json): {e}", path.display()))
     })?;
     json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))
+}
+
+/// Runs `write` on standard output through a buffer, as it goes. A reader
+/// that stops early (`pcct report ... | head`) ends the output quietly.
+fn print_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), Failure> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(failed(format!("cannot write the output: {e}"))),
+        _ => Ok(()),
+    }
 }
 
 /// Runs `java` with the agent and prints the summary of what it wrote.
@@ -81,10 +102,12 @@ fn profile_java(
     if !status.success() {
         return Err(failed(format!("java exited with {status}")));
     }
-    let (tree, methods) = read_profile(out)?;
+    let (tree, methods) = read_profile(out, input::DEFAULT_LIMIT)?;
     let metric = tree.config().metric;
-    println!("\n{}", summary::write(&tree, &methods, 12, metric));
-    Ok(())
+    print_with(|out| {
+        writeln!(out)?;
+        summary::write_to(out, &tree, &methods, 12, metric)
+    })
 }
 
 fn demo(mut parser: lexopt::Parser) -> Result<(), Failure> {
@@ -199,8 +222,10 @@ fn attach(mut parser: lexopt::Parser) -> Result<(), Failure> {
 fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let (mut path, mut format, mut top, mut min_share, mut metric) =
         (None, "summary".to_string(), 15usize, 0.0f64, None);
+    let mut limit = input::DEFAULT_LIMIT;
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("max-input") => limit = parse_max_input(&mut parser)?,
             Long("format") => format = parser.value()?.string()?,
             Long("top") => top = parser.value()?.parse()?,
             Long("min-share") => min_share = parser.value()?.parse()?,
@@ -211,25 +236,28 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     }
     let path =
         path.ok_or_else(|| Failure::Usage("report needs a profile written with file=<path>.json".to_string()))?;
-    let (tree, methods) = read_profile(&path)?;
+    let format = match format.as_str() {
+        "summary" => None,
+        _ => Some(Format::parse(&format).ok_or_else(|| {
+            Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
+        })?),
+    };
+    let (tree, methods) = read_profile(&path, limit)?;
     let metric = metric.unwrap_or(tree.config().metric);
-    if format == "summary" {
-        print!("{}", summary::write(&tree, &methods, top, metric));
-        return Ok(());
-    }
-    let format = Format::parse(&format).ok_or_else(|| {
-        Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
-    })?;
     let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0) };
-    print!("{}", export::write(format, &tree, &methods, &options));
-    Ok(())
+    print_with(|out| match format {
+        None => summary::write_to(out, &tree, &methods, top, metric),
+        Some(format) => export::write_to(out, format, &tree, &methods, &options),
+    })
 }
 
 fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let mut paths = Vec::new();
     let mut metric = Metric::Samples;
+    let mut limit = input::DEFAULT_LIMIT;
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("max-input") => limit = parse_max_input(&mut parser)?,
             Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
             Value(value) => paths.push(PathBuf::from(value)),
             other => return Err(Failure::Usage(other.unexpected().to_string())),
@@ -238,13 +266,14 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let [a, b] = paths.as_slice() else {
         return Err(Failure::Usage("correlate needs exactly two profiles".to_string()));
     };
-    let (tree_a, methods_a) = read_profile(a)?;
-    let (tree_b, methods_b) = read_profile(b)?;
-    use pcct::correlation::{context_profile, correlate, method_profile, real_method_profile};
+    let (tree_a, methods_a) = read_profile(a, limit)?;
+    let (tree_b, methods_b) = read_profile(b, limit)?;
+    use pcct::correlation::{context_profile, correlate, method_profile, real_method_profile, ContextKeys};
     let per_method =
         correlate(&method_profile(&tree_a, &methods_a, metric), &method_profile(&tree_b, &methods_b, metric));
-    let per_context =
-        correlate(&context_profile(&tree_a, &methods_a, metric), &context_profile(&tree_b, &methods_b, metric));
+    let mut keys = ContextKeys::new();
+    let contexts_a = context_profile(&tree_a, &methods_a, metric, &mut keys);
+    let per_context = correlate(&contexts_a, &context_profile(&tree_b, &methods_b, metric, &mut keys));
     let (real_a, real_b) =
         (real_method_profile(&tree_a, &methods_a, metric), real_method_profile(&tree_b, &methods_b, metric));
     let per_real_method = correlate(&real_a.weights, &real_b.weights);
@@ -274,12 +303,14 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
 }
 
 /// Builds a PCCT from sampled stacks written by another profiler
-/// (`pcct::import` reads them) and writes it as a JSON profile. Each sample
-/// weighs `--interval-ns` of CPU and wall time.
+/// (`pcct::import` reads them, a line at a time) and writes it as a JSON
+/// profile. Each sample weighs `--interval-ns` of CPU and wall time.
 fn import_stacks(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let (mut input, mut output, mut interval_ns) = (None, None, 1_000_000u64);
+    let mut limit = input::DEFAULT_LIMIT;
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("max-input") => limit = parse_max_input(&mut parser)?,
             Long("interval-ns") => interval_ns = parser.value()?.parse()?,
             Value(value) if input.is_none() => input = Some(PathBuf::from(value)),
             Value(value) if output.is_none() => output = Some(PathBuf::from(value)),
@@ -289,12 +320,29 @@ fn import_stacks(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let (Some(input), Some(output)) = (input, output) else {
         return Err(Failure::Usage("import-stacks needs <input.stacks> <output.json>".to_string()));
     };
-    let text = std::fs::read_to_string(&input).map_err(|e| failed(format!("cannot read {}: {e}", input.display())))?;
-    let samples = pcct::import::parse(&text).map_err(|e| failed(format!("{}: {e}", input.display())))?;
+    let samples = read_stacks(&input, limit).map_err(|e| failed(format!("{}: {e}", input.display())))?;
+    let count = samples.len();
     let config = pcct::TreeConfig { arena_bytes: 1 << 30, ..pcct::TreeConfig::default() };
-    let (tree, methods) = pcct::import::build(&samples, interval_ns, config).map_err(|e| failed(e.to_string()))?;
-    std::fs::write(&output, json::write(&tree, &methods))
-        .map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
-    eprintln!("imported {} samples into {} contexts", samples.len(), tree.node_count() - 1);
+    let (tree, methods) = samples.build(interval_ns, config).map_err(|e| failed(e.to_string()))?;
+    write_profile(&output, &tree, &methods).map_err(|e| {
+        let _ = std::fs::remove_file(&output);
+        failed(format!("cannot write {}: {e}", output.display()))
+    })?;
+    eprintln!("imported {count} samples into {} contexts", tree.node_count() - 1);
     Ok(())
+}
+
+/// The samples of a stacks file, read a line at a time, at most `limit` bytes.
+fn read_stacks(path: &Path, limit: u64) -> Result<pcct::import::Samples, String> {
+    let mut reader = input::open(path, limit).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut samples = pcct::import::Samples::new();
+    input::for_each_line(&mut reader, |number, line| samples.add_line(number, line).map_err(|e| e.to_string()))?;
+    Ok(samples)
+}
+
+/// Streams the JSON profile into `path`.
+fn write_profile(path: &Path, tree: &pcct::Pcct, methods: &pcct::MethodTable) -> io::Result<()> {
+    let mut out = BufWriter::new(File::create(path)?);
+    json::write_to(&mut out, tree, methods, &serde_json::Map::new())?;
+    out.flush()
 }

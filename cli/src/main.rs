@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod input;
 mod locate;
 mod summary;
 
@@ -19,9 +20,9 @@ usage:
         run java with the agent, then print the hot methods, edges and tree
   pcct attach <pid> [--options OPTS] [--jcmd PATH]
         load the agent into a running JVM (jcmd JVMTI.agent_load)
-  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed] [--top N]
+  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed|json] [--top N]
                              [--min-share X] [--metric cpu|wall|samples]
-        print a profile the agent wrote with file=...json
+        print a profile the agent wrote with file=...json, as it goes
   pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
         precision as Whaley measures it: correlation of two profiles,
         per method and per calling context, and over real methods only
@@ -32,6 +33,8 @@ usage:
         (time_ns<TAB>thread<TAB>class|method|descriptor|bci or [pseudo]..., root first)
 
 common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
+        --max-input SIZE (report, correlate, import-stacks): read at most this much
+        of an input file (default 2g; k, m, g), else stop with an error
 options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";
 
 fn main() -> ExitCode {

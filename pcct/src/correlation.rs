@@ -6,7 +6,8 @@
 //! - Contexts: one value per node and one per edge; two nodes or edges of
 //!   two trees are the same when their contexts are textually identical,
 //!   i.e. the method names on the path to the root are the same in the same
-//!   order. Nodes of one tree with the same text (different call sites) add up.
+//!   order. Nodes of one tree with the same text (different call sites) add
+//!   up. Texts are compared by id ([`ContextKeys`]), never written out.
 //!
 //! - Real methods: one value per Java method, the weight of the contexts
 //!   whose deepest Java frame it is. A pseudo-frame (`[break_*]`,
@@ -20,6 +21,7 @@
 //! normalised first, so successive runs can be compared.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use crate::method::{MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
@@ -47,7 +49,7 @@ pub fn pearson(pairs: &[(f64, f64)]) -> Option<f64> {
 }
 
 /// Correlation of two keyed profiles over the union of their keys.
-pub fn correlate(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> Option<f64> {
+pub fn correlate<K: Eq + Hash>(a: &HashMap<K, f64>, b: &HashMap<K, f64>) -> Option<f64> {
     let mut pairs: Vec<(f64, f64)> = a.iter().map(|(key, &x)| (x, b.get(key).copied().unwrap_or(0.0))).collect();
     pairs.extend(b.iter().filter(|(key, _)| !a.contains_key(*key)).map(|(_, &y)| (0.0, y)));
     pearson(&pairs)
@@ -153,38 +155,114 @@ pub fn real_method_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -
     real
 }
 
-/// Node and edge weights keyed by textual context (`N|a;b;c`, `E|a;b;c`).
-pub fn context_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> HashMap<String, f64> {
+/// A textual context of [`context_profile`]: a node or the edge into it,
+/// by the id [`ContextKeys`] gave the context's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ContextKey {
+    Node(u32),
+    Edge(u32),
+}
+
+/// Gives each textual context (the normalised names from the root down)
+/// one id, the same in every tree passed through the same keys. A context
+/// is known by its parent context's id and its last name's id, so no path
+/// is ever written out: memory grows with the number of contexts, not with
+/// contexts times depth (a 100,000-deep chain's texts alone would be 75 GB).
+#[derive(Debug, Default)]
+pub struct ContextKeys {
+    names: HashMap<String, u32>,
+    contexts: HashMap<(u32, u32), u32>,
+}
+
+impl ContextKeys {
+    /// The id of the empty context (the root).
+    pub const ROOT: u32 = 0;
+
+    pub fn new() -> ContextKeys {
+        ContextKeys::default()
+    }
+
+    /// Contexts given an id so far, the root aside.
+    pub fn len(&self) -> usize {
+        self.contexts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.contexts.is_empty()
+    }
+
+    fn name(&mut self, name: String) -> u32 {
+        let next = self.names.len() as u32;
+        *self.names.entry(name).or_insert(next)
+    }
+
+    /// The context `name` under `parent`.
+    fn child(&mut self, parent: u32, name: u32) -> u32 {
+        let next = self.contexts.len() as u32 + 1;
+        *self.contexts.entry((parent, name)).or_insert(next)
+    }
+}
+
+/// The normalised name ids of one method table, computed once per method.
+struct NameIds<'a> {
+    methods: &'a MethodTable,
+    ids: Vec<Option<u32>>,
+}
+
+impl NameIds<'_> {
+    fn of(&mut self, keys: &mut ContextKeys, method: MethodId) -> u32 {
+        let index = method.0 as usize;
+        if let Some(Some(id)) = self.ids.get(index) {
+            return *id;
+        }
+        let id = keys.name(normalise_name(&self.methods.display_name(method)));
+        if let Some(slot) = self.ids.get_mut(index) {
+            *slot = Some(id);
+        }
+        id
+    }
+}
+
+/// Node and edge weights keyed by textual context (see [`ContextKeys`];
+/// compare two profiles keyed through the same keys). Nodes of one tree
+/// with the same text add up.
+pub fn context_profile(
+    tree: &Pcct,
+    methods: &MethodTable,
+    metric: Metric,
+    keys: &mut ContextKeys,
+) -> HashMap<ContextKey, f64> {
     let mut profile = HashMap::new();
+    let mut names = NameIds { methods, ids: vec![None; methods.len()] };
+    let mut add = |key: ContextKey, weight: f64| {
+        if weight > 0.0 {
+            *profile.entry(key).or_insert(0.0) += weight;
+        }
+    };
     if tree.config().mode == TreeMode::HotMethods {
-        for (name, weight) in method_profile(tree, methods, metric) {
-            profile.insert(format!("N|{name}"), weight);
+        for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+            let name = names.of(keys, method);
+            let context = keys.child(ContextKeys::ROOT, name);
+            add(ContextKey::Node(context), weight.get(metric) as f64);
         }
         return profile;
     }
-    let mut texts: Vec<String> = Vec::with_capacity(tree.node_count());
+    // Parents come before their children: each node's context is its
+    // parent's and its own name.
+    let mut contexts: Vec<u32> = Vec::with_capacity(tree.node_count());
     for node in tree.nodes() {
-        let text = match tree.parent(node) {
-            None => String::new(),
+        let context = match tree.parent(node) {
+            None => ContextKeys::ROOT,
             Some(parent) => {
-                let name = normalise_name(&methods.display_name(tree.method(node)));
-                let parent_text = &texts[parent.index()];
-                if parent_text.is_empty() {
-                    name
-                } else {
-                    format!("{parent_text};{name}")
-                }
+                let name = names.of(keys, tree.method(node));
+                keys.child(contexts[parent.index()], name)
             }
         };
-        let node_weight = tree.node_weight(node).get(metric) as f64;
-        let edge_weight = tree.edge_weight(node).get(metric) as f64;
-        if node_weight > 0.0 {
-            *profile.entry(format!("N|{text}")).or_insert(0.0) += node_weight;
+        add(ContextKey::Node(context), tree.node_weight(node).get(metric) as f64);
+        if node != NodeId::ROOT {
+            add(ContextKey::Edge(context), tree.edge_weight(node).get(metric) as f64);
         }
-        if node != NodeId::ROOT && edge_weight > 0.0 {
-            *profile.entry(format!("E|{text}")).or_insert(0.0) += edge_weight;
-        }
-        texts.push(text);
+        contexts.push(context);
     }
     profile
 }
@@ -242,6 +320,97 @@ mod tests {
         assert_eq!((real.no_java, real.total), (1.0, 10.0));
         assert_eq!(real.no_java_share(), Some(0.1));
         assert_eq!(RealMethods::default().no_java_share(), None);
+    }
+
+    /// The text of every context written out: what `context_profile`
+    /// computed before its keys (quadratic in depth), kept as the model.
+    fn text_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> HashMap<String, f64> {
+        let mut profile = HashMap::new();
+        let mut texts: Vec<String> = Vec::new();
+        for node in tree.nodes() {
+            let text = match tree.parent(node) {
+                None => String::new(),
+                Some(parent) => {
+                    let name = normalise_name(&methods.display_name(tree.method(node)));
+                    [texts[parent.index()].as_str(), &name].join(";")
+                }
+            };
+            for (kind, weight) in [("N", tree.node_weight(node)), ("E", tree.edge_weight(node))] {
+                let weight = weight.get(metric) as f64;
+                if weight > 0.0 && (kind == "N" || node != NodeId::ROOT) {
+                    *profile.entry(format!("{kind}|{text}")).or_insert(0.0) += weight;
+                }
+            }
+            texts.push(text);
+        }
+        profile
+    }
+
+    /// A tree of `stacks` (names `class.method`), its methods interned in `order`.
+    fn tree_of(order: &[&str], stacks: &[(&[(&str, i32)], u64)]) -> (Pcct, MethodTable) {
+        use crate::frame::Frame;
+        use crate::marks::Marks;
+        use crate::tree::TreeConfig;
+        use crate::weight::Weight;
+        let mut methods = MethodTable::new();
+        let id = |methods: &mut MethodTable, name: &str| {
+            let (class, method) = name.rsplit_once('.').unwrap();
+            methods.intern(class, method, "()V")
+        };
+        for name in order {
+            id(&mut methods, name);
+        }
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        for (stack, samples) in stacks {
+            let frames: Vec<Frame> = stack.iter().map(|&(name, bci)| Frame::new(id(&mut methods, name), bci)).collect();
+            for _ in 0..*samples {
+                tree.record(&mut Marks::new(), &frames, Weight::sample(1000, 1000)).unwrap();
+            }
+        }
+        (tree, methods)
+    }
+
+    #[test]
+    fn context_keys_pair_the_same_contexts_as_their_texts() {
+        let (main, work, hash) = (("App.main", 1), ("App.work", 2), ("App.hash", 0));
+        let (a, methods_a) = tree_of(
+            &["App.main", "App.work", "App.hash"],
+            &[
+                (&[main, work, hash], 5),
+                (&[("App.main", 3), work, hash], 2),
+                (&[main, ("Foo$$Lambda$3/0x0000000800c03000.run", 0)], 4),
+                (&[main, work], 1),
+            ],
+        );
+        let (b, methods_b) = tree_of(
+            &["App.copy", "App.hash", "App.main"],
+            &[
+                (&[main, work, hash], 6),
+                (&[main, ("Foo$$Lambda/0x00007f99e003dd88.run", 0)], 3),
+                (&[main, ("App.copy", 0)], 2),
+                (&[("App.work", 0), main], 1),
+            ],
+        );
+        let mut keys = ContextKeys::new();
+        let keyed_a = context_profile(&a, &methods_a, Metric::Samples, &mut keys);
+        let keyed_b = context_profile(&b, &methods_b, Metric::Samples, &mut keys);
+        let (text_a, text_b) =
+            (text_profile(&a, &methods_a, Metric::Samples), text_profile(&b, &methods_b, Metric::Samples));
+        let sorted = |values: Vec<f64>| {
+            let mut values = values;
+            values.sort_by(f64::total_cmp);
+            values
+        };
+        assert_eq!(sorted(keyed_a.values().copied().collect()), sorted(text_a.values().copied().collect()));
+        assert_eq!(sorted(keyed_b.values().copied().collect()), sorted(text_b.values().copied().collect()));
+        let (keyed, text) = (correlate(&keyed_a, &keyed_b).unwrap(), correlate(&text_a, &text_b).unwrap());
+        assert!((keyed - text).abs() < 1e-12, "{keyed} against the model's {text}");
+        assert!(keyed > 0.5 && keyed < 1.0, "{keyed}");
+        // Shared contexts have one key: main, main;work, main;work;hash, the
+        // lambda, main;copy, work, work;main.
+        assert_eq!(keys.len(), 7);
+        let same = context_profile(&a, &methods_a, Metric::Samples, &mut keys);
+        assert_eq!(same, keyed_a, "keys are stable");
     }
 
     #[test]

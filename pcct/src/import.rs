@@ -6,6 +6,8 @@
 //! skipped. The samples are replayed in time order through each thread's
 //! marks, as pcct's sampler records its own, each weighing `interval_ns` of
 //! CPU and wall time: the tree a profiler of the same samples would build.
+//! Lines are given one at a time ([`Samples::add_line`]) and only their
+//! interned frames are kept, so the text is never held whole.
 
 use std::collections::HashMap;
 
@@ -72,42 +74,99 @@ pub fn parse_line(number: usize, line: &str) -> Result<StackSample<'_>> {
     Ok(StackSample { time_ns, thread, frames })
 }
 
-/// Parses every sample of `text`; the first bad line is the error.
-pub fn parse(text: &str) -> Result<Vec<StackSample<'_>>> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty() && !line.starts_with('#'))
-        .map(|(index, line)| parse_line(index + 1, line))
-        .collect()
+/// Samples read so far, their frames interned as they come, so the text is
+/// never kept (a frame costs 8 bytes, its text 30 or more): what
+/// [`Samples::build`] replays. Lines are given one at a time.
+#[derive(Debug, Default)]
+pub struct Samples {
+    methods: MethodTable,
+    threads: HashMap<String, u32>,
+    frames: Vec<Frame>,
+    samples: Vec<Pending>,
 }
 
-/// Replays `samples` (in time order; equal times keep their order) into a
-/// new tree of `config`, each weighing `interval_ns`. Samples the tree
-/// drops (a full arena) are counted in its stats.
-pub fn build(samples: &[StackSample<'_>], interval_ns: u64, config: TreeConfig) -> Result<(Pcct, MethodTable)> {
-    let mut order: Vec<&StackSample> = samples.iter().collect();
-    order.sort_by_key(|sample| sample.time_ns);
-    let mut methods = MethodTable::new();
-    let mut tree = Pcct::new(config)?;
-    let mut marks: HashMap<&str, Marks> = HashMap::new();
-    let mut stack = Vec::new();
-    for sample in order {
-        stack.clear();
-        stack.extend(sample.frames.iter().map(|frame| match *frame {
-            ImportedFrame::Java { class, name, descriptor, bci } => {
-                Frame::new(methods.intern(class, name, descriptor), bci)
-            }
-            ImportedFrame::Pseudo(name) => Frame::new(methods.intern_pseudo(name), crate::NO_BCI),
-        }));
-        let _ = tree.record(marks.entry(sample.thread).or_default(), &stack, Weight::sample(interval_ns, interval_ns));
+/// One sample: its time, thread and frames (`frames[start..end]`).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    time_ns: u64,
+    thread: u32,
+    start: usize,
+    end: usize,
+}
+
+impl Samples {
+    pub fn new() -> Samples {
+        Samples::default()
     }
-    Ok((tree, methods))
+
+    /// Samples kept so far.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Parses line `number` (1-based, for errors) and keeps its sample;
+    /// empty lines and `#` comments are skipped.
+    pub fn add_line(&mut self, number: usize, line: &str) -> Result<()> {
+        if line.trim().is_empty() || line.starts_with('#') {
+            return Ok(());
+        }
+        let sample = parse_line(number, line)?;
+        let thread = match self.threads.get(sample.thread) {
+            Some(&thread) => thread,
+            None => {
+                let thread = self.threads.len() as u32;
+                self.threads.insert(sample.thread.to_string(), thread);
+                thread
+            }
+        };
+        let start = self.frames.len();
+        for frame in &sample.frames {
+            let frame = match *frame {
+                ImportedFrame::Java { class, name, descriptor, bci } => {
+                    Frame::new(self.methods.intern(class, name, descriptor), bci)
+                }
+                ImportedFrame::Pseudo(name) => Frame::new(self.methods.intern_pseudo(name), crate::NO_BCI),
+            };
+            self.frames.push(frame);
+        }
+        self.samples.push(Pending { time_ns: sample.time_ns, thread, start, end: self.frames.len() });
+        Ok(())
+    }
+
+    /// Replays the samples (in time order; equal times keep their order)
+    /// into a new tree of `config`, each weighing `interval_ns`. Samples
+    /// the tree drops (a full arena) are counted in its stats.
+    pub fn build(self, interval_ns: u64, config: TreeConfig) -> Result<(Pcct, MethodTable)> {
+        let mut order = self.samples;
+        order.sort_by_key(|sample| sample.time_ns);
+        let mut tree = Pcct::new(config)?;
+        let mut marks: Vec<Marks> = (0..self.threads.len()).map(|_| Marks::new()).collect();
+        for sample in order {
+            let stack = &self.frames[sample.start..sample.end];
+            let weight = Weight::sample(interval_ns, interval_ns);
+            let _ = tree.record(&mut marks[sample.thread as usize], stack, weight);
+        }
+        Ok((tree, self.methods))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Metric;
+
+    /// Every line of `text`, as the `pcct import-stacks` command gives them.
+    fn parse(text: &str) -> Result<Samples> {
+        let mut samples = Samples::new();
+        for (index, line) in text.lines().enumerate() {
+            samples.add_line(index + 1, line)?;
+        }
+        Ok(samples)
+    }
 
     #[test]
     fn frames_java_and_pseudo_are_parsed() {
@@ -152,8 +211,7 @@ mod tests {
                     1\tt1\tA|main|()V|1\tA|work|()V|2\n\
                     2\tt2\tA|main|()V|1\t[gc_active]\n\
                     2\tt1\tA|main|()V|1\tA|work|()V|3\n";
-        let samples = parse(text).unwrap();
-        let (tree, methods) = build(&samples, 1000, TreeConfig::default()).unwrap();
+        let (tree, methods) = parse(text).unwrap().build(1000, TreeConfig::default()).unwrap();
         assert_eq!(tree.total().samples, 4);
         assert_eq!(tree.total().cpu_ns, 4000);
         let work = methods.iter().find(|(_, info)| &*info.name == "work").map(|(id, _)| id).unwrap();

@@ -129,6 +129,7 @@ pub mod import;
 mod marks;
 mod method;
 mod method_counters;
+pub mod names;
 mod query;
 mod slot;
 mod tree;

@@ -525,36 +525,43 @@ impl Pcct {
                 child = next;
             }
         }
-        let id = self.slots.len() as u32;
-        let depth = self.slots[parent as usize].depth() + 1;
         let recursive = match ancestors {
             Some(frames) => frames.iter().any(|frame| frame.method == method),
             None => self.has_ancestor(parent, method),
         };
+        (self.push_child(parent, call_site, method, recursive), true)
+    }
+
+    /// Adds a new child of `parent`; `recursive`: an ancestor has `method`.
+    fn push_child(&mut self, parent: u32, call_site: i32, method: MethodId, recursive: bool) -> u32 {
+        let id = self.slots.len() as u32;
+        let depth = self.slots[parent as usize].depth() + 1;
         let mut slot = Slot::new(parent, method, call_site, depth, recursive);
         slot.next_sibling = self.slots[parent as usize].first_child;
         self.slots.push(slot);
         self.slots[parent as usize].first_child = id;
         self.stats.nodes_created += 1;
         self.counters.add_context(method);
-        (id, true)
+        id
     }
 
     /// Adds a node under `parent` with the given weights, as an import of a
     /// written profile does (no marks, no search: the caller guarantees the
-    /// node is new). Hot lists are kept sorted; counters are not touched.
+    /// node is new, and says whether an ancestor has `method`, which it can
+    /// know in O(1) where walking up would cost the depth). Hot lists are
+    /// kept sorted; counters are not touched.
     pub(crate) fn restore_node(
         &mut self,
         parent: NodeId,
         method: MethodId,
         call_site: i32,
-        self_weight: Weight,
-        edge_weight: Weight,
+        (self_weight, edge_weight): (Weight, Weight),
+        recursive: bool,
     ) -> std::result::Result<NodeId, Dropped> {
         if self.slots.len() >= self.max_nodes {
             return Err(Dropped::ArenaFull);
         }
-        let (node, _) = self.child(parent.0, call_site, method, false, None);
+        let node = self.push_child(parent.0, call_site, method, recursive);
         if !edge_weight.is_zero() {
             self.add_edge_weight(node, &edge_weight);
         }

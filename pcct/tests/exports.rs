@@ -100,7 +100,8 @@ fn reports_name_methods_and_prune_by_cum() {
 #[test]
 fn correlation_of_a_profile_with_itself_is_one() {
     let (tree, methods) = sample_tree();
-    let a = pcct::correlation::context_profile(&tree, &methods, Metric::Samples);
+    let mut keys = pcct::correlation::ContextKeys::new();
+    let a = pcct::correlation::context_profile(&tree, &methods, Metric::Samples, &mut keys);
     let r = pcct::correlation::correlate(&a, &a).unwrap();
     assert!((r - 1.0).abs() < 1e-12);
     let hot = pcct::correlation::method_profile(&tree, &methods, Metric::Samples);
@@ -124,4 +125,137 @@ fn subtree_view_is_pruned_and_bounded() {
     let contexts = tree.find_contexts(&methods, &["app.Main.main", "app.Main.work"]).unwrap();
     assert_eq!(contexts.len(), 1);
     assert!(tree.find_contexts(&methods, &["app.Main.main", " "]).is_err());
+}
+
+/// Class-file names may hold any character: a tree whose methods have a
+/// newline, a carriage return, a tab, a `;`, a `\x01` and a backslash in
+/// their names, on every level.
+const ODD_CLASS: &str = "app.Odd\nClass\\";
+const ODD_NAME: &str = "run\r\t;\u{1}x";
+
+fn odd_tree() -> (Pcct, MethodTable) {
+    let mut methods = MethodTable::new();
+    let main = methods.intern("app.Main", "main", "()V");
+    let odd = methods.intern(ODD_CLASS, ODD_NAME, "()V");
+    let leaf = methods.intern("app.Leaf;", "\n", "()V");
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let mut marks = Marks::new();
+    let f = Frame::new;
+    for _ in 0..3 {
+        tree.record(&mut marks, &[f(main, 1), f(odd, 2), f(leaf, 3)], Weight::sample(1000, 1000)).unwrap();
+        tree.record(&mut marks, &[f(main, 1), f(odd, 2)], Weight::sample(1000, 1000)).unwrap();
+        tree.record(&mut marks, &[f(odd, 4)], Weight::sample(1000, 1000)).unwrap();
+    }
+    (tree, methods)
+}
+
+fn odd_display() -> String {
+    format!("{ODD_CLASS}.{ODD_NAME}")
+}
+
+/// Every line of a text report: no control character in any.
+fn clean_lines(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    for line in &lines {
+        assert!(!line.contains(|c: char| c.is_control()), "a control character in {line:?}");
+    }
+    lines
+}
+
+#[test]
+fn collapsed_escapes_names_and_parses_them_back() {
+    let (tree, methods) = odd_tree();
+    let text = collapsed::write(&tree, &methods, Metric::Samples);
+    let lines = clean_lines(&text);
+    assert_eq!(lines.len(), 3, "one line per context with self weight:\n{text}");
+    assert!(text.contains("app.Odd\\x0AClass\\\\.run\\x0D\\x09\\x3B\\x01x"), "{text}");
+    let stacks = collapsed::parse(&text).unwrap();
+    let leaf = "app.Leaf;.\n".to_string();
+    assert!(stacks.contains(&(vec!["app.Main.main".to_string(), odd_display(), leaf], 3)), "{stacks:?}");
+    assert!(stacks.contains(&(vec![odd_display()], 3)), "{stacks:?}");
+    assert!(collapsed::parse("a\\q;b 1").is_err(), "a bad escape is an error");
+}
+
+#[test]
+fn xtree_escapes_names_one_line_per_context() {
+    let (tree, methods) = odd_tree();
+    let text = export::write(Format::Xtree, &tree, &methods, &ReportOptions::default());
+    let lines = clean_lines(&text);
+    assert_eq!(lines.len(), 2 + tree.node_count(), "two header lines and one per context:\n{text}");
+    assert!(text.contains("app.Odd\\x0AClass\\\\.run\\x0D\\x09;\\x01x @1"), "{text}");
+}
+
+#[test]
+fn xarc_escapes_names_every_line_a_record() {
+    let (tree, methods) = odd_tree();
+    let text = export::write(Format::Xarc, &tree, &methods, &ReportOptions::default());
+    let lines = clean_lines(&text);
+    for line in &lines[1..] {
+        let known = ["====", "      ", "parent ", "SELF ", "child "];
+        assert!(known.iter().any(|start| line.starts_with(start)), "a line split off a record: {line:?}\n{text}");
+    }
+    assert!(text.contains("SELF ") && text.contains("app.Leaf;.\\x0A"), "{text}");
+}
+
+#[test]
+fn xprof_escapes_names_one_line_per_method() {
+    let (tree, methods) = odd_tree();
+    let text = export::write(Format::Xprof, &tree, &methods, &ReportOptions::default());
+    let lines = clean_lines(&text);
+    assert_eq!(lines.len(), 2 + 3, "two header lines and one per method:\n{text}");
+    assert!(lines.iter().any(|line| line.ends_with("  app.Odd\\x0AClass\\\\.run\\x0D\\x09;\\x01x")), "{text}");
+}
+
+#[test]
+fn json_keeps_odd_names_as_they_are_and_stays_valid() {
+    let (tree, methods) = odd_tree();
+    let text = json::write(&tree, &methods);
+    assert_eq!(text.lines().count(), 1, "JSON escapes control characters itself");
+    serde_json::from_str::<serde_json::Value>(&text).expect("valid JSON");
+    let (_, back) = json::import(&json::parse(&text).unwrap()).unwrap();
+    let odd = back.iter().find(|(_, info)| &*info.class == ODD_CLASS).expect("the odd class came back");
+    assert_eq!(&*odd.1.name, ODD_NAME);
+    assert!(back.iter().any(|(_, info)| &*info.class == "app.Leaf;" && &*info.name == "\n"));
+}
+
+/// Whether an ancestor of `node` (the root aside) has its method, walking up.
+fn has_recursive_ancestor(tree: &Pcct, node: pcct::NodeId) -> bool {
+    let method = tree.method(node);
+    let mut current = tree.parent(node);
+    while let Some(ancestor) = current.filter(|&ancestor| ancestor != pcct::NodeId::ROOT) {
+        if tree.method(ancestor) == method {
+            return true;
+        }
+        current = tree.parent(ancestor);
+    }
+    false
+}
+
+#[test]
+fn import_marks_recursion_as_the_tree_did_on_every_branch() {
+    let mut methods = MethodTable::new();
+    let [a, b, c, d] = ["a", "b", "c", "d"].map(|name| methods.intern("app.R", name, "()V"));
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let f = Frame::new;
+    let stacks: [&[Frame]; 5] = [
+        &[f(a, 1), f(b, 1), f(a, 1), f(c, 1), f(b, 1), f(d, 1)],
+        &[f(a, 1), f(b, 2), f(c, 1), f(c, 1)],
+        &[f(a, 2), f(d, 1), f(a, 1), f(a, 1)],
+        &[f(b, 1), f(a, 1), f(b, 1)],
+        &[f(c, 1)],
+    ];
+    for stack in stacks {
+        tree.record(&mut Marks::new(), stack, Weight::sample(1000, 1000)).unwrap();
+    }
+    let (back, _) = json::import(&json::parse(&json::write(&tree, &methods)).unwrap()).unwrap();
+    assert_eq!(back.node_count(), tree.node_count());
+    let flags = |t: &Pcct| t.nodes().skip(1).map(|node| t.is_outermost(node)).collect::<Vec<_>>();
+    assert_eq!(flags(&back), flags(&tree), "same nodes in the same order, same flags");
+    for node in back.nodes().skip(1) {
+        assert_eq!(back.is_outermost(node), !has_recursive_ancestor(&back, node), "node {node:?}");
+    }
+    assert!(flags(&back).iter().any(|outermost| !outermost), "the stacks recurse");
+    let options = ReportOptions { metric: Metric::Samples, min_cum_share: 0.0 };
+    let xprof = |t: &Pcct| export::write(Format::Xprof, t, &methods, &options);
+    assert_eq!(xprof(&back), xprof(&tree), "totals count each sample once per method");
 }

@@ -201,3 +201,268 @@ fn empty_deep_and_huge_inputs_get_an_answer_or_a_clear_error() {
     let stderr = text(&run).1;
     assert!(stderr.lines().count() == 1 && stderr.len() < 500, "one short line: {} bytes", stderr.len());
 }
+
+/// A flat JSON profile of one chain `depth` deep, a method of its own on
+/// every level, one sample at the leaf, or one on every level with
+/// `self_everywhere` (then collapsed stacks hold depth²/2 frames).
+fn chain_profile(depth: usize, self_everywhere: bool) -> String {
+    let weight = |samples: u64| format!(r#"{{"samples":{samples},"cpu_ns":{0},"wall_ns":{0}}}"#, samples * 1000);
+    let samples = if self_everywhere { depth as u64 } else { 1 };
+    let mut out = String::with_capacity(depth * 320);
+    out.push_str(&format!(
+        r#"{{"format":"pcct-json","version":1,"mode":"pcct","metric":"cpu_ns","total":{},"methods":[{{"id":0,"class":"","name":"[root]","signature":"","kind":"pseudo"}}"#,
+        weight(samples)
+    ));
+    for level in 1..=depth {
+        out.push_str(&format!(
+            r#",{{"id":{level},"class":"deep.Chain","name":"m{level}","signature":"()V","kind":"java"}}"#
+        ));
+    }
+    out.push_str(r#"],"methods_self":["#);
+    let own = |level: usize| u64::from(self_everywhere || level == depth);
+    let counters: Vec<String> = (1..=depth)
+        .filter(|&level| own(level) > 0)
+        .map(|level| format!(r#"{{"method":{level},"self":{}}}"#, weight(1)))
+        .collect();
+    out.push_str(&counters.join(","));
+    out.push_str(&format!(
+        r#"],"nodes":[{{"id":0,"parent":null,"method":0,"call_site":-1,"line":null,"depth":0,"self":{0},"edge":{0},"cum":{1}}}"#,
+        weight(0),
+        weight(samples)
+    ));
+    for level in 1..=depth {
+        out.push_str(&format!(
+            r#",{{"id":{level},"parent":{},"method":{level},"call_site":0,"line":null,"depth":{level},"self":{},"edge":{},"cum":{}}}"#,
+            level - 1,
+            weight(own(level)),
+            weight(1),
+            weight(samples)
+        ));
+    }
+    out.push_str("]}");
+    out
+}
+
+/// What a capped run gave: its exit status, what `on_stdout` made of its
+/// standard output (read as it came), and its standard error.
+struct Capped<T> {
+    status: std::process::ExitStatus,
+    stdout: T,
+    stderr: String,
+}
+
+/// Runs `pcct args` with its address space capped at `cap_mib` MiB (the
+/// shell's `ulimit -v`: an allocation past it fails, and Rust aborts) and
+/// kills it if it runs longer than `seconds`. `on_stdout` reads the output
+/// as it comes, so the test holds none of it.
+fn pcct_capped<T: Send + 'static>(
+    args: &[&str],
+    dir: &Path,
+    (cap_mib, seconds): (u64, u64),
+    on_stdout: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
+) -> Capped<T> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", cap_mib * 1024))
+        .arg(tool())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || on_stdout(stdout));
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let status = pcct_tests::poll_until(deadline, || child.try_wait().expect("wait for pcct"));
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("pcct {args:?} still ran after {seconds} s (killed)");
+    };
+    Capped { status, stdout: reader.join().expect("stdout reader"), stderr: errors.join().expect("stderr reader") }
+}
+
+/// Counts the bytes and lines of a stream without keeping it, and keeps its last line.
+fn count_lines(stdout: std::process::ChildStdout) -> (u64, u64, String) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, stdout);
+    let (mut bytes, mut lines, mut line, mut last) = (0u64, 0u64, Vec::new(), Vec::new());
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).expect("read pcct's output");
+        if read == 0 {
+            return (bytes, lines, String::from_utf8_lossy(&last).into_owned());
+        }
+        bytes += read as u64;
+        lines += 1;
+        std::mem::swap(&mut line, &mut last);
+    }
+}
+
+const DEEP: usize = 100_000;
+
+/// Issue 16: the import walked to the root for every node (a 100,000-deep
+/// chain took 25 s in a release build); now one pass.
+#[test]
+fn a_chain_100k_deep_imports_and_reports_in_linear_time() {
+    let dir = TempDir::new("cli-deep-import");
+    std::fs::write(dir.path().join("chain.json"), chain_profile(DEEP, false)).unwrap();
+    // About 6 s alone in a debug build, more beside the other tests on two
+    // cores; the old import had not finished after 60 s (25 s in release).
+    let run = pcct_capped(&["report", "chain.json", "--format", "xprof"], dir.path(), (1024, 90), count_lines);
+    assert!(run.status.success(), "{}: {}", run.status, run.stderr);
+    let (_, lines, last) = run.stdout;
+    assert_eq!(lines, 2 + DEEP as u64, "a line per method");
+    assert!(last.contains("deep.Chain.m"), "{last}");
+}
+
+/// Issue 16: correlate wrote out every context's text (a 100,000-deep
+/// chain: 75 GB); now contexts are ids, and two such profiles fit in 1 GiB.
+#[test]
+fn correlate_of_a_chain_100k_deep_fits_in_a_memory_cap() {
+    let dir = TempDir::new("cli-deep-correlate");
+    std::fs::write(dir.path().join("chain.json"), chain_profile(DEEP, false)).unwrap();
+    let run = pcct_capped(&["correlate", "chain.json", "chain.json"], dir.path(), (1024, 120), count_lines);
+    assert!(run.status.success(), "{}: {}", run.status, run.stderr);
+    assert!(run.stderr.contains("per context 1.0000"), "{}", run.stderr);
+}
+
+/// 6,000 levels with a sample on each: 300 MB of collapsed stacks from a
+/// 2 MB profile. `report` streams them under a cap of 128 MiB (it used to
+/// build the whole text first).
+#[test]
+fn report_streams_an_output_larger_than_its_memory_cap() {
+    let dir = TempDir::new("cli-stream");
+    let depth = 6_000usize;
+    std::fs::write(dir.path().join("chain.json"), chain_profile(depth, true)).unwrap();
+    let args = ["report", "chain.json", "--format", "collapsed", "--metric", "samples"];
+    let run = pcct_capped(&args, dir.path(), (128, 120), count_lines);
+    assert!(run.status.success(), "{}: {}", run.status, run.stderr);
+    let (bytes, lines, last) = run.stdout;
+    // Line d: the frames of levels 1..=d, their d - 1 separators, " 1\n".
+    let mut expected = 0u64;
+    let mut frames = 0u64;
+    for level in 1..=depth {
+        frames += format!("deep.Chain.m{level}").len() as u64;
+        expected += frames + (level as u64 - 1) + 3;
+    }
+    assert_eq!((bytes, lines), (expected, depth as u64));
+    assert!(bytes > 290_000_000, "{bytes} bytes");
+    assert_eq!(last.split(';').count(), depth, "the deepest stack whole");
+}
+
+/// A reader that stops early (`| head`) ends the output quietly; it used to
+/// make `report` panic ("failed printing to stdout").
+#[test]
+fn report_stops_quietly_when_its_reader_goes_away() {
+    let dir = TempDir::new("cli-pipe");
+    std::fs::write(dir.path().join("chain.json"), chain_profile(6_000, true)).unwrap();
+    let first_line = |stdout: std::process::ChildStdout| {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line).expect("a first line");
+        line
+    };
+    let args = ["report", "chain.json", "--format", "collapsed", "--metric", "samples"];
+    let run = pcct_capped(&args, dir.path(), (1024, 120), first_line);
+    assert_eq!(run.stdout, "deep.Chain.m1 1\n");
+    assert!(run.status.success() && run.stderr.is_empty(), "{}: {}", run.status, run.stderr);
+}
+
+/// Inputs are read against a limit: `/dev/zero` and anything over
+/// `--max-input` get one line and exit code 1, within a memory cap (both
+/// commands used to read any input whole).
+#[test]
+fn endless_and_oversized_inputs_get_one_line() {
+    let dir = TempDir::new("cli-limits");
+    let one_line = |run: &Capped<(u64, u64, String)>, expected: &str| {
+        assert_eq!(run.status.code(), Some(1), "{}: {}", run.status, run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "one line: {}", run.stderr);
+        assert!(run.stderr.starts_with("pcct: ") && run.stderr.contains(expected), "{}", run.stderr);
+    };
+    let cap = (256, 60);
+    let zero = pcct_capped(&["report", "/dev/zero"], dir.path(), cap, count_lines);
+    one_line(&zero, "/dev/zero is not a pcct JSON profile");
+    let zero = pcct_capped(&["import-stacks", "/dev/zero", "out.json"], dir.path(), cap, count_lines);
+    one_line(&zero, "/dev/zero: line 1 is longer than 64 MiB");
+
+    let a = import(dir.path(), "a", &stacks(&[(&[MAIN, WORK], 3)]));
+    let a = a.to_str().unwrap();
+    let over = "larger than the input limit of 1 KiB (--max-input raises it)";
+    one_line(&pcct_capped(&["report", a, "--max-input", "1k"], dir.path(), cap, count_lines), over);
+    one_line(&pcct_capped(&["correlate", a, a, "--max-input", "1k"], dir.path(), cap, count_lines), over);
+    std::fs::write(dir.path().join("big.stacks"), stacks(&[(&[MAIN, WORK], 100)])).unwrap();
+    let run =
+        pcct_capped(&["import-stacks", "big.stacks", "o.json", "--max-input", "1k"], dir.path(), cap, count_lines);
+    one_line(&run, over);
+    assert!(!dir.path().join("o.json").exists(), "nothing written");
+    let bad = pcct(&["report", a, "--max-input", "lots"], dir.path());
+    assert_eq!(bad.status.code(), Some(2), "{:?}", text(&bad));
+    assert!(text(&bad).1.starts_with("pcct: --max-input must be a size"), "{:?}", text(&bad));
+}
+
+/// An input that is not a file, streamed past the limit (whitespace a JSON
+/// parser would read on forever).
+#[test]
+fn a_stream_over_the_limit_is_cut_off() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = TempDir::new("cli-stream-limit");
+    let mut child = Command::new(tool())
+        .args(["report", "/dev/stdin", "--max-input", "64k"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .current_dir(dir.path())
+        .spawn()
+        .expect("pcct runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || {
+        // Until pcct stops reading (a broken pipe), at most 16 MiB.
+        for _ in 0..256 {
+            if stdin.write_all(&[b' '; 64 << 10]).is_err() {
+                break;
+            }
+        }
+    });
+    let output = child.wait_with_output().expect("pcct ends");
+    writer.join().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{:?}", text(&output));
+    assert!(text(&output).1.contains("larger than the input limit of 64 KiB"), "{:?}", text(&output));
+}
+
+/// Issue 16: control characters and separators in names (legal in class
+/// files) split lines and stacks; every report keeps them on one line.
+#[test]
+fn odd_names_never_split_a_line_of_any_report() {
+    let dir = TempDir::new("cli-names");
+    let odd = "Odd;Cl\u{1}ss|r\ru\u{1b}n\u{7f}|()V|0";
+    let a = import(dir.path(), "a", &stacks(&[(&[MAIN, odd, WORK], 3), (&[odd], 2)]));
+    let a = a.to_str().unwrap();
+    let raw = "Odd;Cl\u{1}ss.r\ru\u{1b}n\u{7f}";
+    for format in ["summary", "xtree", "xarc", "xprof", "collapsed"] {
+        let run = pcct(&["report", a, "--format", format, "--metric", "samples"], dir.path());
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{format}: {stderr}");
+        assert!(!stdout.contains(|c: char| c.is_control() && c != '\n'), "{format}: a control character:\n{stdout}");
+        assert!(stdout.contains("Odd;Cl\\x01ss.r\\x0Du\\x1Bn\\x7F") || format == "collapsed", "{format}:\n{stdout}");
+    }
+    let collapsed = pcct(&["report", a, "--format", "collapsed", "--metric", "samples"], dir.path());
+    let stacks = pcct::export::collapsed::parse(&text(&collapsed).0).expect("collapsed parses");
+    let stack = |frames: &[&str]| frames.iter().map(|frame| frame.to_string()).collect::<Vec<_>>();
+    assert!(stacks.contains(&(stack(&["App.main", raw, "App.work"]), 3)), "{stacks:?}");
+    assert!(stacks.contains(&(stack(&[raw]), 2)), "{stacks:?}");
+    let json = pcct(&["report", a, "--format", "json"], dir.path());
+    let value: serde_json::Value = serde_json::from_str(&text(&json).0).expect("valid JSON");
+    assert!(value["methods"].as_array().unwrap().iter().any(|m| m["name"] == "r\ru\u{1b}n\u{7f}"), "{value}");
+}

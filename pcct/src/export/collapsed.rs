@@ -1,18 +1,24 @@
 //! Collapsed stacks: one line per context with self weight,
-//! `root-most;...;leaf value`, the input of flame graph tools.
+//! `root-most;...;leaf value`, the input of flame graph tools. Names are
+//! escaped ([`crate::names::escape`]): a `;` in a name is written `\x3B`, a
+//! newline `\x0A`, so a name never splits a stack or a line; [`parse`]
+//! reverses it.
 
 use std::io::{self, Write};
 
 use super::ReportOptions;
 use crate::error::{PcctError, Result};
 use crate::method::MethodTable;
+use crate::names;
 use crate::slot::NodeId;
 use crate::tree::Pcct;
 use crate::weight::Metric;
 
-/// Frame names never contain the separator: `;` becomes `:`.
+/// The separator between frames, escaped inside names.
+const SEPARATOR: char = ';';
+
 fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
-    methods.display_name(tree.method(node)).replace(';', ":")
+    super::text_name(methods, tree.method(node), &[SEPARATOR])
 }
 
 /// Every context whose self weight in `metric` is positive, as text (see [`write_to`]).
@@ -33,7 +39,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
     let kept = |node: NodeId| cum.as_ref().is_none_or(|cum| cum[node.index()].get(metric) >= threshold);
     let root_self = tree.node_weight(NodeId::ROOT).get(metric);
     if root_self > 0 && kept(NodeId::ROOT) {
-        writeln!(out, "{} {root_self}", methods.display_name(tree.method(NodeId::ROOT)))?;
+        writeln!(out, "{} {root_self}", frame_name(methods, tree, NodeId::ROOT))?;
     }
     let mut path = String::new();
     // (node, length of `path` before the node was appended; None = entering)
@@ -46,7 +52,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
         }
         let before = path.len();
         if before > 0 {
-            path.push(';');
+            path.push(SEPARATOR);
         }
         path.push_str(&frame_name(methods, tree, node));
         let value = tree.node_weight(node).get(metric);
@@ -59,7 +65,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
     Ok(())
 }
 
-/// Parses collapsed stacks back into `(frames, value)` pairs.
+/// Parses collapsed stacks back into `(frames, value)` pairs, names unescaped.
 pub fn parse(text: &str) -> Result<Vec<(Vec<String>, u64)>> {
     let mut stacks = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -70,7 +76,12 @@ pub fn parse(text: &str) -> Result<Vec<(Vec<String>, u64)>> {
         let bad = |reason: &str| PcctError::BadProfileLine { line: index + 1, reason: reason.to_string() };
         let (frames, value) = line.rsplit_once(' ').ok_or_else(|| bad("no value after the frames"))?;
         let value: u64 = value.parse().map_err(|_| bad("the value is not a whole number"))?;
-        stacks.push((frames.split(';').map(str::to_string).collect(), value));
+        let frames = frames
+            .split(SEPARATOR)
+            .map(|frame| names::unescape(frame).map(|name| name.into_owned()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("a frame has a backslash that starts no escape (\\\\ or \\xNN)"))?;
+        stacks.push((frames, value));
     }
     Ok(stacks)
 }

@@ -13,7 +13,7 @@
 //!            "self":{..},"edge":{..},"cum":{..}},..]}
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
@@ -178,14 +178,63 @@ pub fn parse(text: &str) -> serde_json::Result<JsonProfile> {
     serde_json::from_str(text)
 }
 
+/// Parses a flat JSON profile from `reader` as it reads (the text is never
+/// held whole; wrap a file in a `BufReader`).
+pub fn parse_from(reader: impl std::io::Read) -> serde_json::Result<JsonProfile> {
+    serde_json::from_reader(reader)
+}
+
+fn bad(reason: String) -> PcctError {
+    PcctError::BadProfileLine { line: 0, reason }
+}
+
 /// Rebuilds the tree and method table a flat JSON profile was written
 /// from: same contexts, weights, hot lists and hot-method counters (node
-/// ids may differ; purge history is not kept).
+/// ids may differ; purge history is not kept). Time and memory are linear
+/// in the number of nodes, whatever the depth.
 pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
-    let bad = |reason: String| PcctError::BadProfileLine { line: 0, reason };
+    let (methods, ids) = import_methods(&profile.methods);
+    let method = |id: u32| ids.get(&id).copied().ok_or_else(|| bad(format!("node names unknown method {id}")));
+    let config = TreeConfig {
+        mode: if profile.mode == "hot-methods" { TreeMode::HotMethods } else { TreeMode::Pcct },
+        metric: Metric::parse(&profile.metric).unwrap_or_default(),
+        arena_bytes: (profile.nodes.len() + 16) * crate::BYTES_PER_NODE_AND_EDGE,
+        ..TreeConfig::default()
+    };
+    let mut tree = Pcct::new(config)?;
+    let shape = Shape::of(&profile.nodes, |node| method(node.method))?;
+    let recursive = shape.recursion(methods.len());
+    let mut restored: Vec<NodeId> = Vec::with_capacity(profile.nodes.len());
+    for (position, node) in profile.nodes.iter().enumerate() {
+        let id = match shape.parents[position] {
+            None => {
+                tree.restore_root_weight(node.self_weight);
+                NodeId::ROOT
+            }
+            Some(parent) => tree
+                .restore_node(
+                    restored[parent],
+                    shape.methods[position],
+                    node.call_site,
+                    (node.self_weight, node.edge),
+                    recursive[position],
+                )
+                .map_err(|_| bad("arena full".to_string()))?,
+        };
+        restored.push(id);
+    }
+    for counter in &profile.methods_self {
+        tree.restore_counter(method(counter.method)?, counter.self_weight);
+    }
+    tree.restore_method_totals();
+    Ok((tree, methods))
+}
+
+/// The method table of a profile, and its method ids' new ids.
+fn import_methods(listed: &[JsonMethod]) -> (MethodTable, HashMap<u32, MethodId>) {
     let mut methods = MethodTable::new();
-    let mut ids = std::collections::HashMap::new();
-    for method in &profile.methods {
+    let mut ids = HashMap::with_capacity(listed.len());
+    for method in listed {
         let id = match method.kind {
             MethodKind::Pseudo => methods.intern_pseudo(&method.name),
             MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
@@ -196,34 +245,85 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
         }
         ids.insert(method.id, id);
     }
-    let method = |id: u32| ids.get(&id).copied().ok_or_else(|| bad(format!("node names unknown method {id}")));
-    let config = TreeConfig {
-        mode: if profile.mode == "hot-methods" { TreeMode::HotMethods } else { TreeMode::Pcct },
-        metric: Metric::parse(&profile.metric).unwrap_or_default(),
-        arena_bytes: (profile.nodes.len() + 16) * crate::BYTES_PER_NODE_AND_EDGE,
-        ..TreeConfig::default()
-    };
-    let mut tree = Pcct::new(config)?;
-    let mut nodes = std::collections::HashMap::new();
-    for node in &profile.nodes {
-        match node.parent {
-            None => {
-                tree.restore_root_weight(node.self_weight);
-                nodes.insert(node.id, NodeId::ROOT);
-            }
-            Some(parent) => {
-                let parent =
-                    *nodes.get(&parent).ok_or_else(|| bad(format!("node {} comes before its parent", node.id)))?;
-                let id = tree
-                    .restore_node(parent, method(node.method)?, node.call_site, node.self_weight, node.edge)
-                    .map_err(|_| bad("arena full".to_string()))?;
-                nodes.insert(node.id, id);
+    (methods, ids)
+}
+
+/// The tree a profile's nodes describe, by their positions in the list:
+/// each node's parent (`None` for the root) and method, and the children.
+struct Shape {
+    parents: Vec<Option<usize>>,
+    methods: Vec<MethodId>,
+    /// `children[child_start[p]..child_start[p + 1]]` are `p`'s children.
+    child_start: Vec<usize>,
+    children: Vec<usize>,
+}
+
+impl Shape {
+    fn of(nodes: &[JsonNode], method: impl Fn(&JsonNode) -> Result<MethodId>) -> Result<Shape> {
+        let mut positions: HashMap<u32, usize> = HashMap::with_capacity(nodes.len());
+        let mut parents = Vec::with_capacity(nodes.len());
+        let mut methods = Vec::with_capacity(nodes.len());
+        for (position, node) in nodes.iter().enumerate() {
+            let parent = match node.parent {
+                None => None,
+                Some(parent) => Some(
+                    *positions.get(&parent).ok_or_else(|| bad(format!("node {} comes before its parent", node.id)))?,
+                ),
+            };
+            methods.push(if parent.is_some() { method(node)? } else { MethodId(0) });
+            parents.push(parent);
+            positions.insert(node.id, position);
+        }
+        let (child_start, children) = Shape::child_lists(&parents);
+        Ok(Shape { parents, methods, child_start, children })
+    }
+
+    /// Every node's children, in list order, as one array and its offsets.
+    fn child_lists(parents: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
+        let mut child_start = vec![0usize; parents.len() + 1];
+        for parent in parents.iter().flatten() {
+            child_start[parent + 1] += 1;
+        }
+        for index in 1..child_start.len() {
+            child_start[index] += child_start[index - 1];
+        }
+        let mut filled = child_start.clone();
+        let mut children = vec![0usize; child_start[parents.len()]];
+        for (position, parent) in parents.iter().enumerate() {
+            if let Some(parent) = *parent {
+                children[filled[parent]] = position;
+                filled[parent] += 1;
             }
         }
+        (child_start, children)
     }
-    for counter in &profile.methods_self {
-        tree.restore_counter(method(counter.method)?, counter.self_weight);
+
+    /// Whether each node has an ancestor of its method (the root aside):
+    /// one depth-first pass counting the methods on the current path, so
+    /// a chain 100,000 deep costs 100,000 steps, not 5 billion.
+    fn recursion(&self, method_count: usize) -> Vec<bool> {
+        let mut recursive = vec![false; self.parents.len()];
+        let mut on_path = vec![0u32; method_count];
+        // (position, leaving)
+        let mut stack: Vec<(usize, bool)> = Vec::new();
+        for root in (0..self.parents.len()).filter(|&position| self.parents[position].is_none()) {
+            stack.extend(self.children_of(root).rev().map(|child| (child, false)));
+            while let Some((position, leaving)) = stack.pop() {
+                let method = self.methods[position].0 as usize;
+                if leaving {
+                    on_path[method] -= 1;
+                    continue;
+                }
+                recursive[position] = on_path[method] > 0;
+                on_path[method] += 1;
+                stack.push((position, true));
+                stack.extend(self.children_of(position).rev().map(|child| (child, false)));
+            }
+        }
+        recursive
     }
-    tree.restore_method_totals();
-    Ok((tree, methods))
+
+    fn children_of(&self, position: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.children[self.child_start[position]..self.child_start[position + 1]].iter().copied()
+    }
 }

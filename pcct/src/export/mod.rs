@@ -1,5 +1,8 @@
 //! Output formats, one per file. Every exporter reads a tree and its method
-//! table and writes text; none of them changes the tree.
+//! table and writes text; none of them changes the tree. The text formats
+//! write names escaped ([`crate::names::escape`]: control characters and
+//! the format's separators as `\xNN`, a backslash as `\\`), so a name never
+//! splits a line or a stack; JSON writes them as they are.
 
 pub mod collapsed;
 pub mod json;
@@ -12,7 +15,8 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::method::MethodTable;
+use crate::method::{MethodId, MethodTable};
+use crate::names;
 use crate::slot::NodeId;
 use crate::tree::Pcct;
 use crate::weight::{Metric, Weight};
@@ -102,6 +106,12 @@ pub(crate) fn to_text(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) 
     let mut bytes = Vec::new();
     write(&mut bytes).expect("writing into memory cannot fail");
     String::from_utf8(bytes).expect("the exporters write UTF-8")
+}
+
+/// `method`'s display name as the text reports write it: escaped, with
+/// the format's `separators` (see [`crate::names`]).
+pub(crate) fn text_name(methods: &MethodTable, method: MethodId, separators: &[char]) -> String {
+    names::escape_owned(methods.display_name(method), separators)
 }
 
 /// A value of `metric` for people: counts as is, nanoseconds as milliseconds.

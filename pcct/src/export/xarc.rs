@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::{human, percent, unit, ReportOptions};
+use super::{human, percent, text_name, unit, ReportOptions};
 use crate::method::{Builtin, MethodId, MethodTable};
 use crate::tree::Pcct;
 use crate::weight::Weight;
@@ -128,11 +128,11 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
         writeln!(out, "{rule}")?;
         writeln!(out, "{:<6} {:>9} {:>12} {:>12} {:>7}  name", "", "calls", "base", "cum", "cum%")?;
         for (parent, record) in &stanza.parents {
-            row(out, "parent", record, format!("    {}", methods.display_name(*parent)))?;
+            row(out, "parent", record, format!("    {}", text_name(methods, *parent, &[])))?;
         }
-        row(out, "SELF", &stanza.own, methods.display_name(stanza.method))?;
+        row(out, "SELF", &stanza.own, text_name(methods, stanza.method, &[]))?;
         for (child, record) in &stanza.children {
-            row(out, "child", record, format!("    {}", methods.display_name(*child)))?;
+            row(out, "child", record, format!("    {}", text_name(methods, *child, &[])))?;
         }
     }
     Ok(())

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::{human, percent, unit, ReportOptions};
+use super::{human, percent, text_name, unit, ReportOptions};
 use crate::method::MethodTable;
 use crate::tree::Pcct;
 
@@ -44,7 +44,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
             human(metric, cum),
             percent(cum, total),
             row.contexts,
-            methods.display_name(row.method)
+            text_name(methods, row.method, &[])
         )?;
     }
     Ok(())

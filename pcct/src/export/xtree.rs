@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{call_site_text, children_by_cum, human, percent, unit, ReportOptions};
+use super::{call_site_text, children_by_cum, human, percent, text_name, unit, ReportOptions};
 use crate::method::MethodTable;
 use crate::slot::NodeId;
 use crate::tree::Pcct;
@@ -49,7 +49,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
             human(metric, node_cum),
             percent(node_cum, total),
             " ".repeat(depth.min(MAX_INDENT)),
-            methods.display_name(tree.method(node)),
+            text_name(methods, tree.method(node), &[]),
             call_site_text(tree, methods, node)
         )?;
         let children = children_by_cum(tree, &cum, node, metric);
