@@ -10,7 +10,7 @@
  * loop -> shortCall is new in every sample in shortCall whose previous
  * sample was in the loop body (about a quarter of all samples).
  *
- * Usage: java LoopShort <seconds>. Prints "done" at the end.
+ * Usage: java LoopShort <seconds of CPU>. Prints "done" at the end.
  */
 public class LoopShort {
     static final int WORK = 2_000;
@@ -23,8 +23,11 @@ public class LoopShort {
         return x;
     }
 
+    /** Runs until this thread has used durationNs of CPU (not of wall time:
+     *  a loaded machine makes the run longer, not the profile smaller). */
     static long loop(long durationNs) {
-        long start = System.nanoTime();
+        java.lang.management.ThreadMXBean clock = java.lang.management.ManagementFactory.getThreadMXBean();
+        long start = clock.getCurrentThreadCpuTime();
         long x = 1;
         long y = 2;
         while (true) {
@@ -34,7 +37,7 @@ public class LoopShort {
                     y ^= y << 13; y ^= y >>> 7; y ^= y << 17;
                 }
             }
-            if (System.nanoTime() - start >= durationNs) return x ^ y;
+            if (clock.getCurrentThreadCpuTime() - start >= durationNs) return x ^ y;
         }
     }
 
