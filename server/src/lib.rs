@@ -16,6 +16,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod heavy;
 pub mod metrics;
 pub mod params;
 pub mod routes;

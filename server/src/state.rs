@@ -9,6 +9,7 @@ use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
+use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
 
 /// Settings of the server, from the agent's options.
@@ -47,7 +48,7 @@ pub struct Inner {
     pub shared: Arc<Shared>,
     pub config: AppConfig,
     pub metrics: Metrics,
-    pub heavy: tokio::sync::Semaphore,
+    pub heavy: HeavyJobs,
     pub started: Instant,
 }
 
@@ -85,7 +86,7 @@ pub struct ProfileHeader {
 
 impl AppState {
     pub fn new(shared: Arc<Shared>, config: AppConfig) -> AppState {
-        let heavy = tokio::sync::Semaphore::new(config.heavy_requests.max(1));
+        let heavy = HeavyJobs::new(config.heavy_requests);
         let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
         AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
     }

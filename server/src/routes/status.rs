@@ -8,6 +8,7 @@ use pcct_sampler::counters::CountersSnapshot;
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::heavy::HeavyJobsStatus;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 
@@ -42,6 +43,8 @@ pub struct Status {
     pub methods_named: usize,
     pub tree_stats: pcct::TreeStats,
     pub counters: CountersSnapshot,
+    /// Report, tree and flame-graph computations alive (queued or running).
+    pub heavy_jobs: HeavyJobsStatus,
 }
 
 /// `GET /api/status`
@@ -82,5 +85,6 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         methods_named: methods,
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
+        heavy_jobs: state.heavy.status(),
     }))
 }

@@ -5,8 +5,8 @@ use axum::Json;
 use pcct::view::{self, SubtreeLimits, SubtreeNode};
 use serde::Serialize;
 
-use super::reports::with_snapshot;
 use crate::error::ApiError;
+use crate::heavy::with_snapshot;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 

@@ -6,6 +6,8 @@
 //! Each test binary uses part of this module.
 #![allow(dead_code)]
 
+pub mod socket;
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -54,9 +56,13 @@ pub const FAILED_SEQ: u64 = 9;
 pub const COUNTED_RECORDED: u64 = 10;
 pub const COUNTED_FILTERED: u64 = 3;
 
+/// Contexts (frames) of each stack [`Fixture::sizable`] adds.
+pub const SIZABLE_DEPTH: usize = 10;
+
 /// The token of [`Fixture::with_token`].
 pub const TOKEN: &str = "s3cret-token";
 
+#[derive(Clone, Copy)]
 pub struct Methods {
     pub main: MethodId,
     pub compute: MethodId,
@@ -92,11 +98,33 @@ impl Fixture {
     }
 
     pub fn with_config(config: AppConfig) -> Fixture {
-        let sampler = SamplerConfig {
-            recent_capacity: RING_CAPACITY,
-            tree: TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() },
-            ..SamplerConfig::default()
-        };
+        Fixture::with_tree(config, TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() })
+    }
+
+    /// The synthetic profile plus `stacks` stacks of [`SIZABLE_DEPTH`] new
+    /// contexts each under `main` (`main` at bci 1000 + i, then `compute`
+    /// at bci 0, 1, ..., then `hash`), one sample each: a profile whose
+    /// copy and reports take a while.
+    pub fn sizable(config: AppConfig, stacks: usize) -> Fixture {
+        let arena_bytes = (stacks * SIZABLE_DEPTH + 64) * 88 * 2;
+        let fixture = Fixture::with_tree(config, TreeConfig { arena_bytes, ..TreeConfig::default() });
+        {
+            let Methods { main, compute, hash, .. } = fixture.methods;
+            let mut profile = fixture.shared.profile.lock();
+            for index in 0..stacks {
+                let mut stack = vec![Frame::new(main, 1000 + index as i32)];
+                stack.extend((0..SIZABLE_DEPTH as i32 - 2).map(|bci| Frame::new(compute, bci)));
+                stack.push(Frame::new(hash, 3));
+                let mut marks = Marks::new();
+                profile.tree.record(&mut marks, &stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
+            }
+        }
+        fixture
+    }
+
+    /// The synthetic profile in a tree configured by `tree`.
+    pub fn with_tree(config: AppConfig, tree: TreeConfig) -> Fixture {
+        let sampler = SamplerConfig { recent_capacity: RING_CAPACITY, tree, ..SamplerConfig::default() };
         let shared = Arc::new(Shared::new(sampler).expect("the sampler state needs no JVM"));
         let methods = {
             let mut profile = shared.profile.lock();
