@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod backoff;
 pub mod error;
 pub mod heavy;
 pub mod metrics;
