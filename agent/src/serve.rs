@@ -26,6 +26,7 @@ pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<Se
         report_metric: options.report_metric(),
         heavy_requests: 2,
         text_budget: pcct_server::text_budget::MAX_TEXT_BYTES,
+        json_budget: pcct_server::json_answer::MAX_JSON_BYTES,
     };
     let state = AppState::new(shared, config);
     let server = ServerConfig {

@@ -60,12 +60,12 @@ impl ApiError {
     }
 
     /// 413: the answer would be larger than the server sends; `parameter`
-    /// names the parameter that makes it smaller.
-    pub fn too_large(parameter: &str, message: impl Into<String>) -> ApiError {
+    /// names the parameter that makes it smaller, if there is one.
+    pub fn too_large(parameter: Option<&str>, message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             message: message.into(),
-            parameter: Some(parameter.to_string()),
+            parameter: parameter.map(str::to_string),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod auth;
 pub mod backoff;
 pub mod error;
 pub mod heavy;
+pub mod json_answer;
 pub mod metrics;
 pub mod params;
 pub mod routes;

@@ -5,10 +5,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::response::Response;
 use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
+use crate::error::ApiError;
 use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
 
@@ -29,6 +31,8 @@ pub struct AppConfig {
     /// Most bytes of one text answer (reports, collapsed stacks, the flame
     /// graph's input); larger ones get 413.
     pub text_budget: usize,
+    /// Most bytes of one JSON answer; larger ones get 413.
+    pub json_budget: usize,
 }
 
 impl Default for AppConfig {
@@ -40,6 +44,7 @@ impl Default for AppConfig {
             report_metric: Metric::CpuNs,
             heavy_requests: 2,
             text_budget: crate::text_budget::MAX_TEXT_BYTES,
+            json_budget: crate::json_answer::MAX_JSON_BYTES,
         }
     }
 }
@@ -89,6 +94,12 @@ impl AppState {
         let heavy = HeavyJobs::new(config.heavy_requests);
         let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
         AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
+    }
+
+    /// `value` as a JSON answer within the server's JSON budget, or 413
+    /// naming `shrink` ([`crate::json_answer::json`]).
+    pub fn json<T: Serialize>(&self, shrink: Option<&str>, value: &T) -> Result<Response, ApiError> {
+        crate::json_answer::json(self.config.json_budget, shrink, value)
     }
 
     pub fn header(&self, tree: &pcct::Pcct) -> ProfileHeader {

@@ -3,7 +3,7 @@
 //! over the tree for the totals).
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct::view::{self, HotEdge, HotMethod, HotNode};
 use pcct::MethodOrder;
 use serde::Serialize;
@@ -33,33 +33,39 @@ pub struct HotNodes {
 }
 
 /// `GET /api/hot-methods?limit=1..1000 (20)&by=self|total (self)`
-pub async fn hot_methods(
-    State(state): State<AppState>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<HotMethods>, ApiError> {
+pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit", "by"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
     let by = params.choice("by", &["self", "total"], "self")?;
     let order = if by == "total" { MethodOrder::Total } else { MethodOrder::SelfWeight };
-    let profile = state.shared.profile.lock();
-    let methods = view::hot_methods(&profile.tree, &profile.methods, limit, order);
-    Ok(Json(HotMethods { profile: state.header(&profile.tree), by, methods }))
+    let answer = {
+        let profile = state.shared.profile.lock();
+        let methods = view::hot_methods(&profile.tree, &profile.methods, limit, order);
+        HotMethods { profile: state.header(&profile.tree), by, methods }
+    };
+    state.json(Some("limit"), &answer)
 }
 
 /// `GET /api/hot-edges?limit=1..1000 (20)`
-pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<HotEdges>, ApiError> {
+pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
-    let profile = state.shared.profile.lock();
-    let edges = view::hot_edges(&profile.tree, &profile.methods, limit);
-    Ok(Json(HotEdges { profile: state.header(&profile.tree), edges }))
+    let answer = {
+        let profile = state.shared.profile.lock();
+        let edges = view::hot_edges(&profile.tree, &profile.methods, limit);
+        HotEdges { profile: state.header(&profile.tree), edges }
+    };
+    state.json(Some("limit"), &answer)
 }
 
 /// `GET /api/hot-nodes?limit=1..1000 (20)`
-pub async fn hot_nodes(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<HotNodes>, ApiError> {
+pub async fn hot_nodes(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
-    let profile = state.shared.profile.lock();
-    let nodes = view::hot_nodes(&profile.tree, &profile.methods, limit);
-    Ok(Json(HotNodes { profile: state.header(&profile.tree), nodes }))
+    let answer = {
+        let profile = state.shared.profile.lock();
+        let nodes = view::hot_nodes(&profile.tree, &profile.methods, limit);
+        HotNodes { profile: state.header(&profile.tree), nodes }
+    };
+    state.json(Some("limit"), &answer)
 }

@@ -19,7 +19,7 @@ fn text(body: String) -> Response {
 /// The 413 of a text answer over the server's text budget.
 pub fn too_large() -> ApiError {
     ApiError::too_large(
-        "min_share",
+        Some("min_share"),
         "the answer would exceed the server's size limit; prune it with a larger min_share",
     )
 }

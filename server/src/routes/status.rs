@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct_sampler::counters::CountersSnapshot;
 use serde::Serialize;
 
@@ -48,7 +48,7 @@ pub struct Status {
 }
 
 /// `GET /api/status`
-pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Status>, ApiError> {
+pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
     let vm = state.shared.vm.lock().clone();
     let control = &state.shared.control;
@@ -62,7 +62,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
             profile.tree.stats(),
         )
     };
-    Ok(Json(Status {
+    let answer = Status {
         agent: "pcct",
         agent_version: env!("CARGO_PKG_VERSION"),
         jvm_name: vm.jvm_name,
@@ -86,5 +86,6 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
-    }))
+    };
+    state.json(None, &answer)
 }
