@@ -56,6 +56,11 @@ pub const FAILED_SEQ: u64 = 9;
 pub const COUNTED_RECORDED: u64 = 10;
 pub const COUNTED_FILTERED: u64 = 3;
 
+/// A tree whose arena holds the synthetic profile and `contexts` more.
+pub fn arena_for(contexts: usize) -> TreeConfig {
+    TreeConfig { arena_bytes: (contexts + 64) * 88 * 2, ..TreeConfig::default() }
+}
+
 /// Contexts (frames) of each stack [`Fixture::sizable`] adds.
 pub const SIZABLE_DEPTH: usize = 10;
 
@@ -101,25 +106,28 @@ impl Fixture {
         Fixture::with_tree(config, TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() })
     }
 
-    /// The synthetic profile plus `stacks` stacks of [`SIZABLE_DEPTH`] new
-    /// contexts each under `main` (`main` at bci 1000 + i, then `compute`
-    /// at bci 0, 1, ..., then `hash`), one sample each: a profile whose
-    /// copy and reports take a while.
+    /// The synthetic profile plus `stacks` stacks of [`SIZABLE_DEPTH`]
+    /// contexts each ([`Fixture::add_stacks`]): a profile whose copy and
+    /// reports take a while.
     pub fn sizable(config: AppConfig, stacks: usize) -> Fixture {
-        let arena_bytes = (stacks * SIZABLE_DEPTH + 64) * 88 * 2;
-        let fixture = Fixture::with_tree(config, TreeConfig { arena_bytes, ..TreeConfig::default() });
-        {
-            let Methods { main, compute, hash, .. } = fixture.methods;
-            let mut profile = fixture.shared.profile.lock();
-            for index in 0..stacks {
-                let mut stack = vec![Frame::new(main, 1000 + index as i32)];
-                stack.extend((0..SIZABLE_DEPTH as i32 - 2).map(|bci| Frame::new(compute, bci)));
-                stack.push(Frame::new(hash, 3));
-                let mut marks = Marks::new();
-                profile.tree.record(&mut marks, &stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
-            }
-        }
+        let fixture = Fixture::with_tree(config, arena_for(stacks * SIZABLE_DEPTH));
+        fixture.add_stacks(stacks, SIZABLE_DEPTH);
         fixture
+    }
+
+    /// Records `stacks` stacks of `depth` new contexts each under `main`
+    /// (`main` at bci 1000 + i, then `compute` at bci 0, 1, ..., then
+    /// `hash`), one sample of [`MS`] each.
+    pub fn add_stacks(&self, stacks: usize, depth: usize) {
+        let Methods { main, compute, hash, .. } = self.methods;
+        let mut profile = self.shared.profile.lock();
+        for index in 0..stacks {
+            let mut stack = vec![Frame::new(main, 1000 + index as i32)];
+            stack.extend((0..depth as i32 - 2).map(|bci| Frame::new(compute, bci)));
+            stack.push(Frame::new(hash, 3));
+            let mut marks = Marks::new();
+            profile.tree.record(&mut marks, &stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
+        }
     }
 
     /// The synthetic profile in a tree configured by `tree`.
