@@ -21,6 +21,7 @@ fn settings(options: &Options, arrival: &str) -> serde_json::Value {
 pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
+        allowed_hosts: options.allow_hosts.clone(),
         settings: settings(options, arrival),
         metrics_top: options.metrics_top,
         report_metric: options.report_metric(),

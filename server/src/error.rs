@@ -51,6 +51,11 @@ impl ApiError {
         }
     }
 
+    /// 403: a request a web page on another site could have sent (see `same_origin`).
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::FORBIDDEN, message: message.into(), parameter: None }
+    }
+
     pub fn not_found(message: impl Into<String>) -> ApiError {
         ApiError { status: StatusCode::NOT_FOUND, message: message.into(), parameter: None }
     }

@@ -19,6 +19,9 @@ use crate::metrics::Metrics;
 pub struct AppConfig {
     /// Required bearer token (every route but /healthz), if any.
     pub token: Option<String>,
+    /// Without a token: names besides loopback addresses and `localhost`
+    /// that requests may give in `Host` (`same_origin`).
+    pub allowed_hosts: Vec<String>,
     /// The agent's options in force, shown by /api/status.
     pub settings: serde_json::Value,
     /// Hot methods exported as a Prometheus gauge.
@@ -39,6 +42,7 @@ impl Default for AppConfig {
     fn default() -> Self {
         AppConfig {
             token: None,
+            allowed_hosts: Vec::new(),
             settings: serde_json::Value::Null,
             metrics_top: 10,
             report_metric: Metric::CpuNs,

@@ -215,7 +215,19 @@ impl Fixture {
         self.send(Method::POST, uri, &[], body.into()).await
     }
 
+    /// Sends a request as the API's clients do: anything but GET or HEAD
+    /// with `Content-Type: application/json` unless `headers` name one.
     pub async fn send(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
+        let mut headers = headers.to_vec();
+        let typed = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
+        if !typed && method != Method::GET && method != Method::HEAD {
+            headers.push(("content-type", "application/json"));
+        }
+        self.send_raw(method, uri, &headers, body).await
+    }
+
+    /// Sends a request with exactly `headers`.
+    pub async fn send_raw(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
         let mut request = Request::builder().method(method).uri(uri);
         for (name, value) in headers {
             request = request.header(*name, *value);
