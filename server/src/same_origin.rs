@@ -82,13 +82,17 @@ pub fn host_name(authority: &str) -> Option<String> {
     Some(host.to_ascii_lowercase())
 }
 
-/// A loopback address, `localhost`, or one of `allowed` (names as the
-/// `allow_hosts` option gives them, compared as [`host_name`] does).
+/// A loopback address, `localhost`, or one of `allowed` (names or
+/// addresses as the `allow_hosts` option gives them, IPv6 with or without
+/// brackets).
 pub fn allowed_host(authority: &str, allowed: &[String]) -> bool {
     let Some(host) = host_name(authority) else { return false };
-    host == "localhost"
-        || host.parse::<IpAddr>().is_ok_and(|address| address.to_canonical().is_loopback())
-        || allowed.iter().any(|name| host_name(name).is_some_and(|name| name == host))
+    let address = host.parse::<IpAddr>().ok().map(|address| address.to_canonical());
+    let listed = |name: &String| match name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        Ok(listed) => address == Some(listed.to_canonical()),
+        Err(_) => host_name(name).is_some_and(|name| name == host),
+    };
+    host == "localhost" || address.is_some_and(|address| address.is_loopback()) || allowed.iter().any(listed)
 }
 
 /// `origin` (`scheme://host[:port]`) is the origin of a page this server
@@ -121,11 +125,12 @@ mod tests {
             assert!(!allowed_host(host, none), "{host}");
         }
         assert!(!allowed_host("not a host", none));
-        let listed = ["Box.Example".to_string(), "10.0.0.5".to_string(), "[fe80::1]".to_string()];
-        for host in ["box.example:8080", "BOX.example.", "10.0.0.5:1", "[fe80::1]:9"] {
+        let listed = ["Box.Example", "10.0.0.5", "[fe80::1]", "fd00:0::7"].map(String::from);
+        for host in ["box.example:8080", "BOX.example.", "10.0.0.5:1", "[fe80::1]:9", "[fd00::7]"] {
             assert!(allowed_host(host, &listed), "{host}");
         }
         assert!(!allowed_host("other.example", &listed));
+        assert!(!allowed_host("10.0.0.6", &listed));
     }
 
     #[test]
