@@ -74,6 +74,9 @@ pub struct Options {
     pub token_file: Option<PathBuf>,
     /// `unauthenticated`: allow a non-loopback `bind` without a token (`on`/`off`, default off).
     pub unauthenticated: bool,
+    /// `allow_hosts`: without a token, names besides loopback addresses and
+    /// `localhost` that HTTP requests may give in `Host` (default: none).
+    pub allow_hosts: Vec<String>,
     /// `addr_file`: write the chosen `host:port` to this file once listening.
     pub addr_file: Option<PathBuf>,
     /// `top`: hot methods exported as a Prometheus gauge, 0..=100 (default 10).
@@ -135,6 +138,7 @@ impl Default for Options {
             token: None,
             token_file: None,
             unauthenticated: false,
+            allow_hosts: Vec::new(),
             addr_file: None,
             metrics_top: 10,
             quiet: false,
@@ -495,6 +499,24 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "`on`: allow a non-loopback `bind` without a token (anyone who reaches the port may read and control the profiler)",
         apply: |o, v| set(&mut o.unauthenticated, parse_switch(v)),
         show: |o| ("unauthenticated", o.unauthenticated.into()),
+    },
+    OptionSpec {
+        key: "allow_hosts",
+        default: "—",
+        allowed: "host names or IP addresses separated by `|`, such as box.example|10.0.0.5",
+        meaning: "without `token`, names besides loopback addresses and `localhost` that HTTP requests may give in \
+                  `Host` (`name1\\|name2`; see HTTP API)",
+        apply: |o, v| {
+            let names: Vec<String> = v.split('|').map(|name| name.trim().to_ascii_lowercase()).collect();
+            let valid = names.len() <= 64
+                && names.iter().all(|name| {
+                    !name.is_empty()
+                        && name.len() <= 255
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || ".-_:[]".contains(c))
+                });
+            set(&mut o.allow_hosts, valid.then_some(names))
+        },
+        show: |o| ("allow_hosts", (!o.allow_hosts.is_empty()).then(|| o.allow_hosts.join("|")).into()),
     },
     OptionSpec {
         key: "addr_file",

@@ -21,11 +21,13 @@ fn settings(options: &Options, arrival: &str) -> serde_json::Value {
 pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
+        allowed_hosts: options.allow_hosts.clone(),
         settings: settings(options, arrival),
         metrics_top: options.metrics_top,
         report_metric: options.report_metric(),
         heavy_requests: 2,
         text_budget: pcct_server::text_budget::MAX_TEXT_BYTES,
+        json_budget: pcct_server::json_answer::MAX_JSON_BYTES,
     };
     let state = AppState::new(shared, config);
     let server = ServerConfig {

@@ -35,22 +35,33 @@ impl Pcct {
     /// the hot-node list in O(limit) when the list covers the request;
     /// otherwise every node is sorted.
     pub fn top_nodes(&self, limit: usize) -> Vec<NodeId> {
+        self.listed_top_nodes(limit).unwrap_or_else(|| {
+            let metric = self.config().metric;
+            self.sorted_by(limit, |tree, node| tree.node_weight(node).get(metric))
+        })
+    }
+
+    /// [`Pcct::top_nodes`] when the hot-node list covers the request (it
+    /// holds `limit` nodes, or every node with weight): O(limit). `None`
+    /// when the answer needs a sort of every node.
+    pub fn listed_top_nodes(&self, limit: usize) -> Option<Vec<NodeId>> {
         let listed = self.hot_nodes_listed();
-        if limit <= listed || listed < self.hot_list_capacity() {
-            return self.hot_node_list().take(limit).collect();
-        }
-        let metric = self.config().metric;
-        self.sorted_by(limit, |tree, node| tree.node_weight(node).get(metric))
+        (limit <= listed || listed < self.hot_list_capacity()).then(|| self.hot_node_list().take(limit).collect())
     }
 
     /// The `limit` edges of highest weight (named by their target node).
     pub fn top_edges(&self, limit: usize) -> Vec<NodeId> {
+        self.listed_top_edges(limit).unwrap_or_else(|| {
+            let metric = self.config().metric;
+            self.sorted_by(limit, |tree, node| tree.edge_weight(node).get(metric))
+        })
+    }
+
+    /// [`Pcct::top_edges`] when the hot-edge list covers the request, in
+    /// O(limit); `None` when the answer needs a sort of every node.
+    pub fn listed_top_edges(&self, limit: usize) -> Option<Vec<NodeId>> {
         let listed = self.hot_edges_listed();
-        if limit <= listed || listed < self.hot_list_capacity() {
-            return self.hot_edge_list().take(limit).collect();
-        }
-        let metric = self.config().metric;
-        self.sorted_by(limit, |tree, node| tree.edge_weight(node).get(metric))
+        (limit <= listed || listed < self.hot_list_capacity()).then(|| self.hot_edge_list().take(limit).collect())
     }
 
     fn sorted_by(&self, limit: usize, key: impl Fn(&Pcct, NodeId) -> u64) -> Vec<NodeId> {
@@ -213,5 +224,36 @@ impl Pcct {
     /// Sum of `metric` over all recorded samples.
     pub fn total_of(&self, metric: Metric) -> u64 {
         self.total().get(metric)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Frame, Marks, MethodTable, Pcct, TreeConfig, Weight};
+
+    /// `leaves` contexts under one root method, the i-th weighing i + 1 ns.
+    fn tree_of(leaves: i32, hot_list_capacity: usize) -> Pcct {
+        let mut methods = MethodTable::new();
+        let (main, leaf) = (methods.intern("a.Main", "main", "()V"), methods.intern("a.Main", "leaf", "()V"));
+        let mut tree = Pcct::new(TreeConfig { hot_list_capacity, ..TreeConfig::default() }).unwrap();
+        for index in 0..leaves {
+            let stack = [Frame::new(main, index), Frame::new(leaf, 0)];
+            tree.record(&mut Marks::new(), &stack, Weight::sample(index as u64 + 1, 0)).unwrap();
+        }
+        tree
+    }
+
+    #[test]
+    fn the_hot_lists_answer_alone_only_what_they_cover() {
+        let full = tree_of(40, 16);
+        assert_eq!(full.listed_top_nodes(16).map(|nodes| nodes.len()), Some(16));
+        assert_eq!(full.listed_top_nodes(17), None, "17 nodes of 40 need a sort of every node");
+        assert_eq!(full.listed_top_edges(17), None);
+        let sorted = full.top_nodes(17);
+        assert_eq!(sorted.len(), 17);
+        assert_eq!(sorted[..16], full.listed_top_nodes(16).unwrap()[..]);
+        let small = tree_of(5, 16);
+        assert_eq!(small.listed_top_nodes(100).map(|nodes| nodes.len()), Some(5), "the list holds every node");
+        assert_eq!(small.listed_top_edges(100).map(|edges| edges.len()), Some(6), "main's edge too");
     }
 }

@@ -44,12 +44,13 @@ pub struct CallSiteView {
 
 impl CallSiteView {
     fn of(tree: &Pcct, methods: &MethodTable, node: NodeId) -> Option<CallSiteView> {
-        let bci = tree.call_site(node);
-        if bci < 0 {
-            return None;
-        }
-        let line = tree.parent(node).and_then(|parent| methods.get(tree.method(parent)).line_of(bci));
-        Some(CallSiteView { bci, line })
+        let caller = tree.method(tree.parent(node).unwrap_or(NodeId::ROOT));
+        CallSiteView::at(methods, caller, tree.call_site(node))
+    }
+
+    /// The call at `bci` in `caller` (none for a negative bci: no call site).
+    fn at(methods: &MethodTable, caller: MethodId, bci: i32) -> Option<CallSiteView> {
+        (bci >= 0).then(|| CallSiteView { bci, line: methods.get(caller).line_of(bci) })
     }
 }
 
@@ -143,11 +144,16 @@ pub fn hot_methods(tree: &Pcct, methods: &MethodTable, limit: usize, order: Meth
 }
 
 pub fn hot_edges(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotEdge> {
+    hot_edges_of(tree, methods, &tree.top_edges(limit))
+}
+
+/// The hot-edges answer for `edges` (named by their target nodes).
+pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId]) -> Vec<HotEdge> {
     let metric = tree.config().metric;
     let total = tree.total();
-    tree.top_edges(limit)
-        .into_iter()
-        .map(|node| {
+    edges
+        .iter()
+        .map(|&node| {
             let parent = tree.parent(node).unwrap_or(NodeId::ROOT);
             HotEdge {
                 caller: MethodName::of(methods, tree.method(parent)),
@@ -173,19 +179,100 @@ pub fn path_of(tree: &Pcct, methods: &MethodTable, node: NodeId) -> Vec<PathStep
 }
 
 pub fn hot_nodes(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotNode> {
-    let metric = tree.config().metric;
-    let total = tree.total();
-    tree.top_nodes(limit)
-        .into_iter()
-        .map(|node| HotNode {
-            node: node.raw(),
-            method: MethodName::of(methods, tree.method(node)),
-            depth: tree.depth(node),
-            self_weight: tree.node_weight(node),
-            share: share(&tree.node_weight(node), &total, metric),
-            path: path_of(tree, methods, node),
-        })
-        .collect()
+    HotNodeIds::copy(tree, &tree.top_nodes(limit), usize::MAX).map(|copy| copy.name(methods)).unwrap_or_default()
+}
+
+/// Hot nodes as copied from the tree (under the profile lock, in a live
+/// profiler): ids, weights, and the methods and call sites of their paths,
+/// nothing named. [`HotNodeIds::name`] builds the answer from the method
+/// table alone, without the tree (so after the lock is released).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotNodeIds {
+    total: Weight,
+    metric: Metric,
+    root_method: MethodId,
+    nodes: Vec<CopiedNode>,
+    /// Every node's path, root side first, one after the other: each
+    /// step's method and the call site in its caller.
+    steps: Vec<(MethodId, i32)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct CopiedNode {
+    node: NodeId,
+    method: MethodId,
+    depth: usize,
+    self_weight: Weight,
+    /// Its path in `HotNodeIds::steps`.
+    path: std::ops::Range<usize>,
+}
+
+/// Nodes whose paths hold more steps than a [`HotNodeIds::copy`] may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManySteps {
+    /// The steps of all the paths asked for.
+    pub steps: usize,
+}
+
+impl HotNodeIds {
+    /// Copies `nodes` with their paths, if those hold at most `max_steps`
+    /// steps in all: O(nodes) to find out, O(steps) to copy.
+    pub fn copy(tree: &Pcct, nodes: &[NodeId], max_steps: usize) -> Result<HotNodeIds, TooManySteps> {
+        let steps = nodes.iter().map(|&node| tree.depth(node)).sum();
+        if steps > max_steps {
+            return Err(TooManySteps { steps });
+        }
+        let mut copy = HotNodeIds {
+            total: tree.total(),
+            metric: tree.config().metric,
+            root_method: tree.method(NodeId::ROOT),
+            nodes: Vec::with_capacity(nodes.len()),
+            steps: Vec::with_capacity(steps),
+        };
+        for &node in nodes {
+            let start = copy.steps.len();
+            let mut step = node;
+            while step != NodeId::ROOT {
+                copy.steps.push((tree.method(step), tree.call_site(step)));
+                step = tree.parent(step).unwrap_or(NodeId::ROOT);
+            }
+            copy.steps[start..].reverse();
+            let (depth, self_weight) = (tree.depth(node), tree.node_weight(node));
+            let path = start..copy.steps.len();
+            copy.nodes.push(CopiedNode { node, method: tree.method(node), depth, self_weight, path });
+        }
+        Ok(copy)
+    }
+
+    /// Path steps in all.
+    pub fn steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The hot-nodes answer, named from `methods`.
+    pub fn name(&self, methods: &MethodTable) -> Vec<HotNode> {
+        let named = |copied: &CopiedNode| HotNode {
+            node: copied.node.raw(),
+            method: MethodName::of(methods, copied.method),
+            depth: copied.depth,
+            self_weight: copied.self_weight,
+            share: share(&copied.self_weight, &self.total, self.metric),
+            path: self.path(methods, &self.steps[copied.path.clone()]),
+        };
+        self.nodes.iter().map(named).collect()
+    }
+
+    fn path(&self, methods: &MethodTable, steps: &[(MethodId, i32)]) -> Vec<PathStep> {
+        let callers = std::iter::once(self.root_method).chain(steps.iter().map(|&(method, _)| method));
+        steps
+            .iter()
+            .zip(callers)
+            .map(|(&(method, bci), caller)| PathStep {
+                method: methods.display_name(method),
+                call_site: CallSiteView::at(methods, caller, bci),
+            })
+            .collect()
+    }
 }
 
 /// Bounds of a [`subtree`] answer.
@@ -249,5 +336,71 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
         cum_share: share(&cum[node.index()], total, metric),
         pruned_children: pruned,
         children: kept,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Frame, LineEntry, Marks, TreeConfig};
+
+    /// main calls work (line 12) and fib, which recurses; some samples in each.
+    fn sample_tree() -> (Pcct, MethodTable) {
+        let mut methods = MethodTable::new();
+        let main = methods.intern("app.Main", "main", "([Ljava/lang/String;)V");
+        let work = methods.intern("app.Main", "work", "()V");
+        let fib = methods.intern("app.Main", "fib", "(I)I");
+        methods.set_lines(main, vec![LineEntry { start_bci: 0, line: 10 }, LineEntry { start_bci: 8, line: 12 }]);
+        methods.set_lines(fib, vec![LineEntry { start_bci: 0, line: 30 }]);
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let f = Frame::new;
+        for round in 0..12u64 {
+            let mut marks = Marks::new();
+            let stack = match round % 3 {
+                0 => vec![f(main, 8), f(work, 3)],
+                1 => vec![f(main, 9), f(fib, 2), f(fib, 2), f(fib, 7)],
+                _ => vec![f(main, 1)],
+            };
+            tree.record(&mut marks, &stack, Weight::sample(1_000 * (round + 1), 0)).unwrap();
+        }
+        (tree, methods)
+    }
+
+    /// The answer named straight from the tree, node by node.
+    fn named_from_the_tree(tree: &Pcct, methods: &MethodTable, nodes: &[NodeId]) -> Vec<HotNode> {
+        let metric = tree.config().metric;
+        let named = |&node: &NodeId| HotNode {
+            node: node.raw(),
+            method: MethodName::of(methods, tree.method(node)),
+            depth: tree.depth(node),
+            self_weight: tree.node_weight(node),
+            share: share(&tree.node_weight(node), &tree.total(), metric),
+            path: path_of(tree, methods, node),
+        };
+        nodes.iter().map(named).collect()
+    }
+
+    #[test]
+    fn copied_hot_nodes_are_named_as_the_tree_names_them() {
+        let (tree, methods) = sample_tree();
+        let nodes = tree.top_nodes(100);
+        assert!(nodes.len() >= 3, "{nodes:?}");
+        let copy = HotNodeIds::copy(&tree, &nodes, usize::MAX).unwrap();
+        let named = copy.name(&methods);
+        assert_eq!(named, named_from_the_tree(&tree, &methods, &nodes));
+        let deepest = named.iter().find(|node| node.depth == 4).expect("the recursive context");
+        let lines: Vec<Option<u32>> =
+            deepest.path.iter().map(|step| step.call_site.and_then(|site| site.line)).collect();
+        assert_eq!(lines, [None, Some(12), Some(30), Some(30)], "lines come from each step's caller");
+        assert_eq!(hot_nodes(&tree, &methods, 100), named);
+    }
+
+    #[test]
+    fn a_copy_holds_at_most_its_steps() {
+        let (tree, _) = sample_tree();
+        let nodes = tree.top_nodes(100);
+        let steps: usize = nodes.iter().map(|&node| tree.depth(node)).sum();
+        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps).unwrap().steps(), steps);
+        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps - 1), Err(TooManySteps { steps }));
     }
 }

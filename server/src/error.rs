@@ -51,6 +51,11 @@ impl ApiError {
         }
     }
 
+    /// 403: a request a web page on another site could have sent (see `same_origin`).
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::FORBIDDEN, message: message.into(), parameter: None }
+    }
+
     pub fn not_found(message: impl Into<String>) -> ApiError {
         ApiError { status: StatusCode::NOT_FOUND, message: message.into(), parameter: None }
     }
@@ -60,12 +65,12 @@ impl ApiError {
     }
 
     /// 413: the answer would be larger than the server sends; `parameter`
-    /// names the parameter that makes it smaller.
-    pub fn too_large(parameter: &str, message: impl Into<String>) -> ApiError {
+    /// names the parameter that makes it smaller, if there is one.
+    pub fn too_large(parameter: Option<&str>, message: impl Into<String>) -> ApiError {
         ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             message: message.into(),
-            parameter: Some(parameter.to_string()),
+            parameter: parameter.map(str::to_string),
         }
     }
 

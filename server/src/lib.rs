@@ -15,10 +15,14 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod backoff;
 pub mod error;
+pub mod heavy;
+pub mod json_answer;
 pub mod metrics;
 pub mod params;
 pub mod routes;
+pub mod same_origin;
 pub mod serve;
 pub mod state;
 pub mod text_budget;
@@ -58,6 +62,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), same_origin::require_same_origin))
         .layer(middleware::from_fn_with_state(state.clone(), record_request))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)

@@ -11,7 +11,9 @@ use pcct_sampler::counters::HistogramSnapshot;
 use pcct_sampler::Shared;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType};
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+
+use crate::heavy::HeavyJobsStatus;
 
 /// The families the sampler collector emits: (name, help, type, labels).
 const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
@@ -250,6 +252,8 @@ pub struct Metrics {
     registry: Registry,
     pub http_requests: IntCounterVec,
     pub http_duration: HistogramVec,
+    heavy_jobs: IntGauge,
+    heavy_jobs_peak: IntGauge,
 }
 
 impl Metrics {
@@ -269,10 +273,28 @@ impl Metrics {
             &["route"],
         )
         .expect("valid metric");
+        let heavy_jobs = IntGauge::new(
+            "pcct_http_heavy_jobs",
+            "Report, tree and flame-graph computations alive (queued or running) now.",
+        )
+        .expect("valid metric");
+        let heavy_jobs_peak = IntGauge::new(
+            "pcct_http_heavy_jobs_peak",
+            "The most report, tree and flame-graph computations alive at once since start.",
+        )
+        .expect("valid metric");
         registry.register(Box::new(http_requests.clone())).expect("unique metric");
         registry.register(Box::new(http_duration.clone())).expect("unique metric");
+        registry.register(Box::new(heavy_jobs.clone())).expect("unique metric");
+        registry.register(Box::new(heavy_jobs_peak.clone())).expect("unique metric");
         registry.register(Box::new(SamplerCollector::new(shared, top_k))).expect("unique metrics");
-        Metrics { registry, http_requests, http_duration }
+        Metrics { registry, http_requests, http_duration, heavy_jobs, heavy_jobs_peak }
+    }
+
+    /// Sets the heavy-job series from the server's count (at scrape time).
+    pub fn observe_heavy_jobs(&self, status: &HeavyJobsStatus) {
+        self.heavy_jobs.set(status.live as i64);
+        self.heavy_jobs_peak.set(status.peak as i64);
     }
 
     /// The text exposition of every metric.

@@ -1,7 +1,8 @@
 //! Serving [`crate::app`] on its own thread: a one-thread tokio runtime, an
 //! accept loop with a cap on open connections, a header-read timeout and a
 //! lifetime per connection (a slow or idle client cannot hold one forever),
-//! and graceful shutdown with a deadline.
+//! a wait after failed accepts (`backoff`: running out of descriptors must
+//! not spin a core), and graceful shutdown with a deadline.
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -12,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
+use crate::backoff::AcceptBackoff;
 use crate::error::{Result, ServerError};
 use crate::state::AppState;
 
@@ -131,6 +133,7 @@ async fn accept_loop(
     let app = crate::app(state);
     let permits = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let mut connections = JoinSet::new();
+    let mut backoff = AcceptBackoff::default();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -138,34 +141,59 @@ async fn accept_loop(
         };
         // Reap finished connection tasks so the set does not grow.
         while connections.try_join_next().is_some() {}
-        let Ok((stream, _peer)) = accepted else { continue };
+        let stream = match accepted {
+            Ok((stream, _peer)) => {
+                backoff.succeeded();
+                stream
+            }
+            Err(error) => {
+                // Out of descriptors or memory: wait instead of spinning.
+                if let Some(wait) = backoff.failed(&error) {
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = shutdown.changed() => break,
+                    }
+                }
+                continue;
+            }
+        };
         let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
             drop(stream);
             continue;
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
-        let mut shutdown = shutdown.clone();
-        let (header_timeout, lifetime) = (config.header_timeout, config.connection_lifetime);
-        connections.spawn(async move {
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                _ = tokio::time::sleep(lifetime) => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
-                }
-                _ = shutdown.changed() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
-                }
-            }
-            drop(permit);
-        });
+        let limits = (config.header_timeout, config.connection_lifetime);
+        connections.spawn(serve_connection(stream, service, limits, shutdown.clone(), permit));
     }
     let _ =
         tokio::time::timeout(Duration::from_secs(1), async { while connections.join_next().await.is_some() {} }).await;
+}
+
+/// Serves one connection until the client is done, its lifetime is up or
+/// the server shuts down; `limits` are the header timeout and the lifetime,
+/// `permit` its place among the open connections.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    service: TowerToHyperService<axum::Router>,
+    (header_timeout, lifetime): (Duration, Duration),
+    mut shutdown: watch::Receiver<bool>,
+    permit: OwnedSemaphorePermit,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    let connection = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => {}
+        _ = tokio::time::sleep(lifetime) => {
+            connection.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+        }
+        _ = shutdown.changed() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+        }
+    }
+    drop(permit);
 }

@@ -5,10 +5,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::response::Response;
 use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
+use crate::error::ApiError;
+use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
 
 /// Settings of the server, from the agent's options.
@@ -16,6 +19,9 @@ use crate::metrics::Metrics;
 pub struct AppConfig {
     /// Required bearer token (every route but /healthz), if any.
     pub token: Option<String>,
+    /// Without a token: names besides loopback addresses and `localhost`
+    /// that requests may give in `Host` (`same_origin`).
+    pub allowed_hosts: Vec<String>,
     /// The agent's options in force, shown by /api/status.
     pub settings: serde_json::Value,
     /// Hot methods exported as a Prometheus gauge.
@@ -28,17 +34,21 @@ pub struct AppConfig {
     /// Most bytes of one text answer (reports, collapsed stacks, the flame
     /// graph's input); larger ones get 413.
     pub text_budget: usize,
+    /// Most bytes of one JSON answer; larger ones get 413.
+    pub json_budget: usize,
 }
 
 impl Default for AppConfig {
     fn default() -> Self {
         AppConfig {
             token: None,
+            allowed_hosts: Vec::new(),
             settings: serde_json::Value::Null,
             metrics_top: 10,
             report_metric: Metric::CpuNs,
             heavy_requests: 2,
             text_budget: crate::text_budget::MAX_TEXT_BYTES,
+            json_budget: crate::json_answer::MAX_JSON_BYTES,
         }
     }
 }
@@ -47,7 +57,7 @@ pub struct Inner {
     pub shared: Arc<Shared>,
     pub config: AppConfig,
     pub metrics: Metrics,
-    pub heavy: tokio::sync::Semaphore,
+    pub heavy: HeavyJobs,
     pub started: Instant,
 }
 
@@ -85,9 +95,15 @@ pub struct ProfileHeader {
 
 impl AppState {
     pub fn new(shared: Arc<Shared>, config: AppConfig) -> AppState {
-        let heavy = tokio::sync::Semaphore::new(config.heavy_requests.max(1));
+        let heavy = HeavyJobs::new(config.heavy_requests);
         let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
         AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
+    }
+
+    /// `value` as a JSON answer within the server's JSON budget, or 413
+    /// naming `shrink` ([`crate::json_answer::json`]).
+    pub fn json<T: Serialize>(&self, shrink: Option<&str>, value: &T) -> Result<Response, ApiError> {
+        crate::json_answer::json(self.config.json_budget, shrink, value)
     }
 
     pub fn header(&self, tree: &pcct::Pcct) -> ProfileHeader {

@@ -80,3 +80,17 @@ async fn http_requests_are_counted_by_route_and_status() {
     let text = fixture.get("/metrics").await.text();
     assert_eq!(value(&text, "pcct_http_requests_total{route=\"unmatched\",status=\"404\"}"), Some(3.0), "{text}");
 }
+
+#[tokio::test]
+async fn heavy_jobs_are_exported_live_and_at_their_peak() {
+    let fixture = Fixture::new();
+    let text = fixture.get("/metrics").await.text();
+    assert_eq!(value(&text, "pcct_http_heavy_jobs"), Some(0.0), "{text}");
+    assert_eq!(value(&text, "pcct_http_heavy_jobs_peak"), Some(0.0), "{text}");
+    assert_eq!(fixture.get("/api/reports/xprof").await.status, StatusCode::OK);
+    let text = fixture.get("/metrics").await.text();
+    assert_eq!(value(&text, "pcct_http_heavy_jobs"), Some(0.0), "the job is over: {text}");
+    assert_eq!(value(&text, "pcct_http_heavy_jobs_peak"), Some(1.0), "{text}");
+    let status = fixture.get("/api/status").await.ok_json();
+    assert_eq!(status["heavy_jobs"], serde_json::json!({"live": 0, "peak": 1, "limit": 2, "started": 1}));
+}

@@ -296,6 +296,28 @@ async fn text_answers_beyond_the_size_limit_are_refused_naming_min_share() {
 }
 
 #[tokio::test]
+async fn json_answers_beyond_the_size_limit_are_refused_naming_what_makes_them_smaller() {
+    // (route, the parameter that makes its answer smaller, a smaller answer)
+    let routes = [
+        ("/api/hot-methods", "limit", "/api/hot-methods?limit=1"),
+        ("/api/hot-edges", "limit", "/api/hot-edges?limit=1"),
+        ("/api/hot-nodes", "limit", "/api/hot-nodes?limit=1"),
+        ("/api/tree?min_share=0", "max_nodes", "/api/tree?min_share=0&max_nodes=1"),
+        ("/api/samples", "limit", "/api/samples?limit=1"),
+    ];
+    for (route, parameter, smaller) in routes {
+        // A budget the smaller answer fits exactly.
+        let budget = Fixture::new().get(smaller).await.ok_json().to_string().len();
+        let fixture = Fixture::with_config(AppConfig { json_budget: budget, ..AppConfig::default() });
+        let answer = fixture.get(route).await;
+        assert_eq!(answer.error(StatusCode::PAYLOAD_TOO_LARGE).as_deref(), Some(parameter), "{route}");
+        fixture.get(smaller).await.ok_json();
+    }
+    let fixture = Fixture::with_config(AppConfig { json_budget: 100, ..AppConfig::default() });
+    assert_eq!(fixture.get("/api/status").await.error(StatusCode::PAYLOAD_TOO_LARGE), None);
+}
+
+#[tokio::test]
 async fn flame_graph_is_svg_naming_the_hottest_method() {
     let fixture = Fixture::new();
     let answer = fixture.get("/flamegraph.svg?title=Demo%20profile&metric=samples").await;

@@ -7,100 +7,13 @@
 mod support;
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use pcct_server::{start, ServerConfig, ServerHandle};
+use pcct_server::{start, ServerConfig};
+use support::socket::*;
 use support::*;
-
-/// A running server that shuts down when dropped.
-struct Server(Option<ServerHandle>);
-
-impl Server {
-    fn start(config: ServerConfig) -> Server {
-        Server::start_with(Fixture::new(), config)
-    }
-
-    fn start_with(fixture: Fixture, config: ServerConfig) -> Server {
-        Server(Some(start(fixture.state, config).expect("the server starts")))
-    }
-
-    fn address(&self) -> SocketAddr {
-        self.0.as_ref().expect("running").address
-    }
-
-    fn shut_down(mut self, deadline: Duration) {
-        self.0.take().expect("running").shut_down(deadline);
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(handle) = self.0.take() {
-            handle.shut_down(Duration::from_secs(2));
-        }
-    }
-}
-
-fn connect(address: SocketAddr) -> TcpStream {
-    let stream = TcpStream::connect(address).expect("connect");
-    stream.set_read_timeout(Some(Duration::from_millis(50))).expect("read timeout");
-    stream
-}
-
-/// Sends a keep-alive GET and reads one whole response; returns its status line and body.
-fn get(stream: &mut TcpStream, path: &str) -> (String, String) {
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").expect("send");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut received = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        assert!(Instant::now() < deadline, "no complete response to {path}");
-        if let Some(end) = find(&received, b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&received[..end]).to_string();
-            let length: usize = head
-                .lines()
-                .find_map(|line| {
-                    line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_string())
-                })
-                .expect("a content length")
-                .parse()
-                .expect("a number");
-            if received.len() >= end + 4 + length {
-                let body = String::from_utf8_lossy(&received[end + 4..end + 4 + length]).to_string();
-                return (head.lines().next().unwrap_or("").to_string(), body);
-            }
-        }
-        match stream.read(&mut buffer) {
-            Ok(0) => panic!("connection closed before the response to {path} was complete"),
-            Ok(n) => received.extend_from_slice(&buffer[..n]),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(e) => panic!("reading the response to {path}: {e}"),
-        }
-    }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|window| window == needle)
-}
-
-/// Polls until the server closes `stream` (EOF or reset); returns how long it took,
-/// or `None` if it is still open at `deadline`. Any bytes the server sends first
-/// (an error response) are read and ignored.
-fn closed_within(stream: &mut TcpStream, deadline: Duration) -> Option<Duration> {
-    let start = Instant::now();
-    let mut buffer = [0u8; 1024];
-    while start.elapsed() < deadline {
-        match stream.read(&mut buffer) {
-            Ok(0) => return Some(start.elapsed()),
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return Some(start.elapsed()),
-        }
-    }
-    None
-}
 
 #[test]
 fn binds_loopback_by_default_and_answers_over_http() {

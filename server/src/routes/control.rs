@@ -3,7 +3,7 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct_sampler::config::{parse_duration, MAX_INTERVAL, MIN_INTERVAL};
 use pcct_sampler::Mode;
 use serde::Serialize;
@@ -20,11 +20,14 @@ pub struct Purged {
 }
 
 /// `POST /api/purge`: clears the profile now.
-pub async fn purge(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Purged>, ApiError> {
+pub async fn purge(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
-    let mut profile = state.shared.profile.lock();
-    profile.tree.purge();
-    Ok(Json(Purged { purged: true, epoch: profile.tree.epoch() }))
+    let epoch = {
+        let mut profile = state.shared.profile.lock();
+        profile.tree.purge();
+        profile.tree.epoch()
+    };
+    state.json(None, &Purged { purged: true, epoch })
 }
 
 /// The fields `POST /api/sampling` accepts.
@@ -74,7 +77,7 @@ pub async fn sampling(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<SamplingState>, ApiError> {
+) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
     let body = body.map_err(|rejection| ApiError {
         status: rejection.status(),
@@ -104,9 +107,10 @@ pub async fn sampling(
     if let Some(running) = running {
         control.set_running(running);
     }
-    Ok(Json(SamplingState {
+    let answer = SamplingState {
         running: control.is_running(),
         interval_ns: control.interval().as_nanos() as u64,
         mode: control.mode().name(),
-    }))
+    };
+    state.json(None, &answer)
 }

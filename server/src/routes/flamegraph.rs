@@ -7,8 +7,9 @@ use axum::response::{IntoResponse, Response};
 use pcct::export::{collapsed, ReportOptions};
 use pcct::Metric;
 
-use super::reports::{too_large, with_snapshot};
+use super::reports::too_large;
 use crate::error::ApiError;
+use crate::heavy::with_snapshot;
 use crate::params::Params;
 use crate::state::AppState;
 use crate::text_budget::within_budget;

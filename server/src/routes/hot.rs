@@ -1,15 +1,26 @@
 //! `/api/hot-methods`, `/api/hot-edges`, `/api/hot-nodes`: the sorted hot
-//! lists, read under the profile lock in O(limit) (hot methods add one pass
-//! over the tree for the totals).
+//! lists, read under the profile lock in O(limit) (hot methods by total
+//! add one pass over the methods' counters, not the tree).
+//!
+//! Hot nodes carry their paths (up to `depth=` frames each), so under the
+//! lock only their ids, weights and the methods and call sites of their
+//! paths are copied, at most [`MAX_HOT_NODE_STEPS`] path steps in all;
+//! they are named and serialised after the lock is released. A `limit`
+//! beyond what a full hot list holds (`hot=` below `limit`) needs a sort
+//! of every node: that runs as a heavy job, on a copy of the profile.
+
+use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
-use pcct::view::{self, HotEdge, HotMethod, HotNode};
-use pcct::MethodOrder;
+use axum::response::Response;
+use pcct::view::{self, HotEdge, HotMethod, HotNode, HotNodeIds, TooManySteps};
+use pcct::{MethodOrder, MethodTable, NodeId};
+use pcct_sampler::Profile;
 use serde::Serialize;
 
 use super::MAX_LIMIT;
 use crate::error::ApiError;
+use crate::heavy::with_snapshot;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 
@@ -33,33 +44,79 @@ pub struct HotNodes {
 }
 
 /// `GET /api/hot-methods?limit=1..1000 (20)&by=self|total (self)`
-pub async fn hot_methods(
-    State(state): State<AppState>,
-    RawQuery(query): RawQuery,
-) -> Result<Json<HotMethods>, ApiError> {
+pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit", "by"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
     let by = params.choice("by", &["self", "total"], "self")?;
     let order = if by == "total" { MethodOrder::Total } else { MethodOrder::SelfWeight };
-    let profile = state.shared.profile.lock();
-    let methods = view::hot_methods(&profile.tree, &profile.methods, limit, order);
-    Ok(Json(HotMethods { profile: state.header(&profile.tree), by, methods }))
+    let answer = {
+        let profile = state.shared.profile.lock();
+        let methods = view::hot_methods(&profile.tree, &profile.methods, limit, order);
+        HotMethods { profile: state.header(&profile.tree), by, methods }
+    };
+    state.json(Some("limit"), &answer)
 }
 
 /// `GET /api/hot-edges?limit=1..1000 (20)`
-pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<HotEdges>, ApiError> {
+pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
-    let profile = state.shared.profile.lock();
-    let edges = view::hot_edges(&profile.tree, &profile.methods, limit);
-    Ok(Json(HotEdges { profile: state.header(&profile.tree), edges }))
+    let answer = |state: &AppState, profile: &Profile, edges: &[NodeId]| HotEdges {
+        profile: state.header(&profile.tree),
+        edges: view::hot_edges_of(&profile.tree, &profile.methods, edges),
+    };
+    let listed = {
+        let profile = state.shared.profile.lock();
+        profile.tree.listed_top_edges(limit).map(|edges| answer(&state, &profile, &edges))
+    };
+    let answer = match listed {
+        Some(answer) => answer,
+        None => {
+            let job_state = state.clone();
+            with_snapshot(&state, move |profile| answer(&job_state, &profile, &profile.tree.top_edges(limit))).await?
+        }
+    };
+    state.json(Some("limit"), &answer)
+}
+
+/// Most path steps in one hot-nodes answer (1000 contexts 100 frames deep).
+pub const MAX_HOT_NODE_STEPS: usize = 100_000;
+
+/// The hot nodes copied from `profile` (ids only), its header and method table.
+type CopiedNodes = (Result<HotNodeIds, TooManySteps>, ProfileHeader, Arc<MethodTable>);
+
+fn copy_nodes(state: &AppState, profile: &Profile, nodes: &[NodeId]) -> CopiedNodes {
+    let copy = HotNodeIds::copy(&profile.tree, nodes, MAX_HOT_NODE_STEPS);
+    (copy, state.header(&profile.tree), Arc::clone(&profile.methods))
+}
+
+/// The `limit` hottest nodes, copied under the lock from the hot-node
+/// list, or from a copy of the profile when the list does not cover them.
+async fn hottest_nodes(state: &AppState, limit: usize) -> Result<CopiedNodes, ApiError> {
+    let listed = {
+        let profile = state.shared.profile.lock();
+        profile.tree.listed_top_nodes(limit).map(|nodes| copy_nodes(state, &profile, &nodes))
+    };
+    match listed {
+        Some(copied) => Ok(copied),
+        None => {
+            let job_state = state.clone();
+            with_snapshot(state, move |profile| copy_nodes(&job_state, &profile, &profile.tree.top_nodes(limit))).await
+        }
+    }
 }
 
 /// `GET /api/hot-nodes?limit=1..1000 (20)`
-pub async fn hot_nodes(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<HotNodes>, ApiError> {
+pub async fn hot_nodes(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
-    let profile = state.shared.profile.lock();
-    let nodes = view::hot_nodes(&profile.tree, &profile.methods, limit);
-    Ok(Json(HotNodes { profile: state.header(&profile.tree), nodes }))
+    let (copy, profile, methods) = hottest_nodes(&state, limit).await?;
+    let copy = copy.map_err(|TooManySteps { steps }| {
+        let message = format!(
+            "the paths of the {limit} hottest contexts have {steps} steps, more than the {MAX_HOT_NODE_STEPS} \
+             the server answers with; ask for fewer with a smaller limit"
+        );
+        ApiError::too_large(Some("limit"), message)
+    })?;
+    state.json(Some("limit"), &HotNodes { profile, nodes: copy.name(&methods) })
 }

@@ -5,30 +5,12 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use pcct::export::{self, Format, ReportOptions};
-use pcct_sampler::Profile;
 
 use crate::error::ApiError;
+use crate::heavy::with_snapshot;
 use crate::params::Params;
 use crate::state::AppState;
 use crate::text_budget::within_budget;
-
-/// Runs `work` on a snapshot of the profile, on a blocking thread, at most
-/// `heavy_requests` at a time (more wait briefly, then get 503).
-pub async fn with_snapshot<T: Send + 'static>(
-    state: &AppState,
-    work: impl FnOnce(Profile) -> T + Send + 'static,
-) -> Result<T, ApiError> {
-    let permit = tokio::time::timeout(std::time::Duration::from_secs(2), state.heavy.acquire())
-        .await
-        .map_err(|_| ApiError::busy("too many report requests at once; retry shortly"))?
-        .map_err(|_| ApiError::busy("shutting down"))?;
-    let shared = state.shared.clone();
-    let result = tokio::task::spawn_blocking(move || work(shared.snapshot()))
-        .await
-        .map_err(|_| ApiError::internal("the report failed"))?;
-    drop(permit);
-    Ok(result)
-}
 
 fn text(body: String) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
@@ -37,7 +19,7 @@ fn text(body: String) -> Response {
 /// The 413 of a text answer over the server's text budget.
 pub fn too_large() -> ApiError {
     ApiError::too_large(
-        "min_share",
+        Some("min_share"),
         "the answer would exceed the server's size limit; prune it with a larger min_share",
     )
 }

@@ -2,7 +2,7 @@
 //! raw samples, numbered so a client can page without loss.
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct_sampler::recent::{FilterSelection, Outcome};
 use serde::Serialize;
 
@@ -43,7 +43,7 @@ pub struct SamplesPage {
 }
 
 /// `GET /api/samples?since=0.. (0)&limit=1..1000 (100)&filtered=exclude|include|only (include)`
-pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<SamplesPage>, ApiError> {
+pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["since", "limit", "filtered"])?;
     let since = params.integer("since", 0, u64::MAX, 0)?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 100)? as usize;
@@ -73,12 +73,14 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
             top_frames: record.top_frames().iter().map(|&method| profile.methods.display_name(method)).collect(),
         })
         .collect();
-    Ok(Json(SamplesPage {
+    drop(profile);
+    let answer = SamplesPage {
         profile: header,
         samples,
         next_since: page.next_since,
         overwritten: page.overwritten,
         oldest: page.oldest,
         capacity,
-    }))
+    };
+    state.json(Some("limit"), &answer)
 }

@@ -3,11 +3,12 @@
 use std::sync::atomic::Ordering;
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct_sampler::counters::CountersSnapshot;
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::heavy::HeavyJobsStatus;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 
@@ -42,10 +43,12 @@ pub struct Status {
     pub methods_named: usize,
     pub tree_stats: pcct::TreeStats,
     pub counters: CountersSnapshot,
+    /// Report, tree and flame-graph computations alive (queued or running).
+    pub heavy_jobs: HeavyJobsStatus,
 }
 
 /// `GET /api/status`
-pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<Status>, ApiError> {
+pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
     let vm = state.shared.vm.lock().clone();
     let control = &state.shared.control;
@@ -59,7 +62,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
             profile.tree.stats(),
         )
     };
-    Ok(Json(Status {
+    let answer = Status {
         agent: "pcct",
         agent_version: env!("CARGO_PKG_VERSION"),
         jvm_name: vm.jvm_name,
@@ -82,5 +85,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         methods_named: methods,
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
-    }))
+        heavy_jobs: state.heavy.status(),
+    };
+    state.json(None, &answer)
 }

@@ -1,12 +1,12 @@
 //! `/api/tree?path=&min_share=&max_depth=`: a pruned subtree as nested JSON.
 
 use axum::extract::{RawQuery, State};
-use axum::Json;
+use axum::response::Response;
 use pcct::view::{self, SubtreeLimits, SubtreeNode};
 use serde::Serialize;
 
-use super::reports::with_snapshot;
 use crate::error::ApiError;
+use crate::heavy::with_snapshot;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
 
@@ -27,7 +27,7 @@ pub struct TreeAnswer {
 
 /// `GET /api/tree?path=a;b;c&min_share=0..1 (0.01)&max_depth=1..64 (12)&max_nodes=1..20000 (2000)`.
 /// `path` steps are `class.method` names (or `*`), root first.
-pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Json<TreeAnswer>, ApiError> {
+pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["path", "min_share", "max_depth", "max_nodes"])?;
     let limits = view::SubtreeLimits {
         min_share: params.number("min_share", 0.0, 1.0, 0.01)?,
@@ -49,7 +49,7 @@ pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
     }
     // The cum pass and the subtrees are computed on a snapshot, off the
     // profile lock and off the async runtime.
-    let header_state = state.clone();
+    let job_state = state.clone();
     with_snapshot(&state, move |profile| {
         let steps: Vec<&str> = path.iter().map(String::as_str).collect();
         let nodes = profile
@@ -75,8 +75,8 @@ pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
             budget = budget.saturating_sub(subtree.node_count());
             subtrees.push(subtree);
         }
-        let header = header_state.header(&profile.tree);
-        Ok(Json(TreeAnswer { profile: header, path, matches: nodes.len(), subtrees }))
+        let header = job_state.header(&profile.tree);
+        job_state.json(Some("max_nodes"), &TreeAnswer { profile: header, path, matches: nodes.len(), subtrees })
     })
     .await?
 }

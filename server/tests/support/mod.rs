@@ -6,6 +6,8 @@
 //! Each test binary uses part of this module.
 #![allow(dead_code)]
 
+pub mod socket;
+
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -54,9 +56,18 @@ pub const FAILED_SEQ: u64 = 9;
 pub const COUNTED_RECORDED: u64 = 10;
 pub const COUNTED_FILTERED: u64 = 3;
 
+/// A tree whose arena holds the synthetic profile and `contexts` more.
+pub fn arena_for(contexts: usize) -> TreeConfig {
+    TreeConfig { arena_bytes: (contexts + 64) * 88 * 2, ..TreeConfig::default() }
+}
+
+/// Contexts (frames) of each stack [`Fixture::sizable`] adds.
+pub const SIZABLE_DEPTH: usize = 10;
+
 /// The token of [`Fixture::with_token`].
 pub const TOKEN: &str = "s3cret-token";
 
+#[derive(Clone, Copy)]
 pub struct Methods {
     pub main: MethodId,
     pub compute: MethodId,
@@ -92,11 +103,36 @@ impl Fixture {
     }
 
     pub fn with_config(config: AppConfig) -> Fixture {
-        let sampler = SamplerConfig {
-            recent_capacity: RING_CAPACITY,
-            tree: TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() },
-            ..SamplerConfig::default()
-        };
+        Fixture::with_tree(config, TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() })
+    }
+
+    /// The synthetic profile plus `stacks` stacks of [`SIZABLE_DEPTH`]
+    /// contexts each ([`Fixture::add_stacks`]): a profile whose copy and
+    /// reports take a while.
+    pub fn sizable(config: AppConfig, stacks: usize) -> Fixture {
+        let fixture = Fixture::with_tree(config, arena_for(stacks * SIZABLE_DEPTH));
+        fixture.add_stacks(stacks, SIZABLE_DEPTH);
+        fixture
+    }
+
+    /// Records `stacks` stacks of `depth` new contexts each under `main`
+    /// (`main` at bci 1000 + i, then `compute` at bci 0, 1, ..., then
+    /// `hash`), one sample of [`MS`] each.
+    pub fn add_stacks(&self, stacks: usize, depth: usize) {
+        let Methods { main, compute, hash, .. } = self.methods;
+        let mut profile = self.shared.profile.lock();
+        for index in 0..stacks {
+            let mut stack = vec![Frame::new(main, 1000 + index as i32)];
+            stack.extend((0..depth as i32 - 2).map(|bci| Frame::new(compute, bci)));
+            stack.push(Frame::new(hash, 3));
+            let mut marks = Marks::new();
+            profile.tree.record(&mut marks, &stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
+        }
+    }
+
+    /// The synthetic profile in a tree configured by `tree`.
+    pub fn with_tree(config: AppConfig, tree: TreeConfig) -> Fixture {
+        let sampler = SamplerConfig { recent_capacity: RING_CAPACITY, tree, ..SamplerConfig::default() };
         let shared = Arc::new(Shared::new(sampler).expect("the sampler state needs no JVM"));
         let methods = {
             let mut profile = shared.profile.lock();
@@ -179,7 +215,19 @@ impl Fixture {
         self.send(Method::POST, uri, &[], body.into()).await
     }
 
+    /// Sends a request as the API's clients do: anything but GET or HEAD
+    /// with `Content-Type: application/json` unless `headers` name one.
     pub async fn send(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
+        let mut headers = headers.to_vec();
+        let typed = headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
+        if !typed && method != Method::GET && method != Method::HEAD {
+            headers.push(("content-type", "application/json"));
+        }
+        self.send_raw(method, uri, &headers, body).await
+    }
+
+    /// Sends a request with exactly `headers`.
+    pub async fn send_raw(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
         let mut request = Request::builder().method(method).uri(uri);
         for (name, value) in headers {
             request = request.header(*name, *value);

@@ -1,0 +1,127 @@
+//! Heavy requests (reports, collapsed stacks, the flame graph, the tree,
+//! hot nodes beyond the hot list): each copies the whole profile under the
+//! lock the sampler needs and computes on a blocking thread, so at most
+//! `heavy_requests` of them may run at once.
+//!
+//! The permit that bounds them is moved into the blocking job and released
+//! when the job ends, not when the request does: a client that sends a
+//! heavy request and disconnects drops its handler, but its job keeps the
+//! permit, so disconnecting cannot queue more jobs than there are permits.
+//! The profile is copied inside the job, after the permit is held. Live
+//! jobs are counted ([`HeavyJobs::live`], shown by `/api/status` and
+//! `/metrics`), and so is the most that were ever alive at once.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use pcct_sampler::{Profile, Shared};
+use serde::Serialize;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// How long a heavy request waits for a permit before it gets 503.
+const PERMIT_WAIT: Duration = Duration::from_secs(2);
+
+/// The permits and the count of jobs holding them.
+pub struct HeavyJobs {
+    permits: Arc<Semaphore>,
+    limit: usize,
+    gauge: Arc<Gauge>,
+}
+
+#[derive(Default)]
+struct Gauge {
+    live: AtomicUsize,
+    peak: AtomicUsize,
+    started: AtomicU64,
+}
+
+/// What `/api/status` shows of the heavy jobs.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct HeavyJobsStatus {
+    /// Jobs started and not yet finished (queued or running).
+    pub live: usize,
+    /// The most jobs alive at once since the server started.
+    pub peak: usize,
+    /// Jobs allowed at once.
+    pub limit: usize,
+    /// Jobs started since the server started.
+    pub started: u64,
+}
+
+/// A job alive: holds its permit and counts itself out when dropped (the
+/// job returned, panicked, or was never run).
+struct LiveJob {
+    gauge: Arc<Gauge>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl LiveJob {
+    fn start(gauge: &Arc<Gauge>, permit: OwnedSemaphorePermit) -> LiveJob {
+        let live = gauge.live.fetch_add(1, Ordering::AcqRel) + 1;
+        gauge.peak.fetch_max(live, Ordering::AcqRel);
+        gauge.started.fetch_add(1, Ordering::Relaxed);
+        LiveJob { gauge: Arc::clone(gauge), _permit: permit }
+    }
+}
+
+impl Drop for LiveJob {
+    fn drop(&mut self) {
+        self.gauge.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl HeavyJobs {
+    pub fn new(limit: usize) -> HeavyJobs {
+        let limit = limit.max(1);
+        HeavyJobs { permits: Arc::new(Semaphore::new(limit)), limit, gauge: Arc::default() }
+    }
+
+    /// Jobs started and not yet finished.
+    pub fn live(&self) -> usize {
+        self.gauge.live.load(Ordering::Acquire)
+    }
+
+    pub fn status(&self) -> HeavyJobsStatus {
+        HeavyJobsStatus {
+            live: self.live(),
+            peak: self.gauge.peak.load(Ordering::Acquire),
+            limit: self.limit,
+            started: self.gauge.started.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Runs `work` on a copy of the profile on a blocking thread, once a
+    /// permit is free (waiting at most two seconds, else 503). The copy is
+    /// taken in the job, under the permit; the permit is released when the
+    /// job ends, even if the request that started it is gone.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        shared: &Arc<Shared>,
+        work: impl FnOnce(Profile) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = tokio::time::timeout(PERMIT_WAIT, Arc::clone(&self.permits).acquire_owned())
+            .await
+            .map_err(|_| ApiError::busy("too many report requests at once; retry shortly"))?
+            .map_err(|_| ApiError::busy("shutting down"))?;
+        let job = LiveJob::start(&self.gauge, permit);
+        let shared = Arc::clone(shared);
+        tokio::task::spawn_blocking(move || {
+            let _job = job;
+            work(shared.snapshot())
+        })
+        .await
+        .map_err(|_| ApiError::internal("the report failed"))
+    }
+}
+
+/// Runs `work` on a copy of `state`'s profile as a heavy job ([`HeavyJobs::run`]).
+pub async fn with_snapshot<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(Profile) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    state.heavy.run(&state.shared, work).await
+}
