@@ -7,10 +7,13 @@ import java.util.function.LongUnaryOperator;
  * drops it, and runs System.gc() every few classes so the classes are
  * unloaded while the profiler samples them and resolves their method ids.
  *
- * Usage: java ClassChurn <seconds>. Prints "classes=<n>" at the end.
+ * Usage: java ClassChurn <seconds>. Runs that long, and on until at least
+ * MIN_CLASSES classes were defined (a loaded machine makes the run longer,
+ * not the churn smaller). Prints "classes=<n>" at the end.
  */
 public class ClassChurn {
     static volatile long sink;
+    static final int MIN_CLASSES = 100;
 
     static final class Throwaway extends ClassLoader {
         Throwaway() {
@@ -52,7 +55,7 @@ public class ClassChurn {
         long start = System.nanoTime();
         long x = 1;
         int classes = 0;
-        while (System.nanoTime() - start < (long) (seconds * 1e9)) {
+        while (System.nanoTime() - start < (long) (seconds * 1e9) || classes < MIN_CLASSES) {
             x = oneClass(bytes, x);
             classes++;
             if (classes % 20 == 0) {
