@@ -9,7 +9,7 @@
 //   callout    a leaf of 400 loop iterations, then one that calls out and loops 100 (80/20;
 //              long enough that the calls around them weigh under a point)
 //
-// Usage: java InliningTruth <program> <seconds>
+// Usage: java InliningTruth <program> <seconds of CPU>
 
 public class InliningTruth {
     static final long M = 6364136223846793005L;
@@ -142,9 +142,12 @@ public class InliningTruth {
 
     public static void main(String[] args) {
         String program = args[0];
-        long end = System.nanoTime() + Long.parseLong(args[1]) * 1_000_000_000L;
+        // Seconds of this thread's CPU, not of wall time: a loaded machine
+        // makes the run longer, not the profile smaller.
+        java.lang.management.ThreadMXBean clock = java.lang.management.ManagementFactory.getThreadMXBean();
+        long end = clock.getCurrentThreadCpuTime() + Long.parseLong(args[1]) * 1_000_000_000L;
         long x = 1;
-        while (System.nanoTime() < end) {
+        while (clock.getCurrentThreadCpuTime() < end) {
             for (int k = 0; k < 1000; k++) {
                 switch (program) {
                     case "loops": x = loops(x); break;
