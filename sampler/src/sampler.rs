@@ -246,6 +246,12 @@ impl<'r> Sampler<'r> {
     pub(crate) fn drain(&mut self, lock_wait: Duration) {
         let start = now_ns();
         self.collect();
+        self.record_pending(lock_wait, start);
+    }
+
+    /// Steps 3-4: names the collected samples' methods and records them
+    /// (or keeps them for the next tick when the profile lock stays busy).
+    fn record_pending(&mut self, lock_wait: Duration, start: u64) {
         for sample in &self.pending {
             for &(method_id, _) in &sample.frames {
                 self.cache.resolve_if_new(method_id, self.resolver);
@@ -437,11 +443,21 @@ impl<'r> Sampler<'r> {
             Classification::ZeroCpu => self.record_filtered(0),
             Classification::Recorded { truncated } => {
                 let root = truncated.then(|| Builtin::Truncated.id());
-                self.record_stack(profile, &mut state, sample, root, weight, &mut record)
+                state.walked();
+                self.record_stack(profile, &mut state.marks, sample, root, weight, &mut record)
             }
             Classification::Partial(reason) => {
+                // The stack's bottom is missing: recorded with throwaway
+                // marks, so the thread's own marks stay those of its last
+                // whole stack and the frames below the break, which did not
+                // change, are not counted as new calls at the next sample.
                 let root = Some(self.break_pseudo[reason as usize - 1]);
-                self.record_stack(profile, &mut state, sample, root, weight, &mut record)
+                state.walked();
+                let mut marks = std::mem::take(&mut self.scratch_marks);
+                marks.clear();
+                let outcome = self.record_stack(profile, &mut marks, sample, root, weight, &mut record);
+                self.scratch_marks = marks;
+                outcome
             }
         };
         self.threads[sample.slot] = Some(state);
@@ -502,20 +518,18 @@ impl<'r> Sampler<'r> {
         Outcome::Failed { code: error.code() }
     }
 
-    /// A walked stack: named, recorded through the thread's marks, under
-    /// `root` (`[truncated]`, `[break_<reason>]`) when its bottom is missing.
+    /// A walked stack: named, recorded through `marks`, under `root`
+    /// (`[truncated]`, `[break_<reason>]`) when its bottom is missing.
     fn record_stack(
         &mut self,
         profile: &mut crate::shared::Profile,
-        state: &mut ThreadState,
+        marks: &mut Marks,
         sample: &Collected,
         root: Option<MethodId>,
         weight: Weight,
         record: &mut SampleRecord,
     ) -> Outcome {
         let counters = &self.shared.counters;
-        state.consecutive_failures = 0;
-        state.ever_walked = true;
         let used = &sample.frames[..sample.frames.len().min(self.shared.config.depth)];
         self.scratch_stack.clear();
         if let Some(root) = root {
@@ -533,7 +547,7 @@ impl<'r> Sampler<'r> {
             *slot = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
         }
         record.top_len = used.len().min(TOP_FRAMES) as u8;
-        if profile.tree.record(&mut state.marks, &self.scratch_stack, weight).is_err() {
+        if profile.tree.record(marks, &self.scratch_stack, weight).is_err() {
             counters_add(&counters.samples_dropped_full, 1);
             return Outcome::DroppedFull;
         }
@@ -669,6 +683,13 @@ impl ThreadState {
         self.rebase = false;
     }
 
+    /// A walk named frames: the thread runs Java (it is never excluded as
+    /// a JVM service thread).
+    fn walked(&mut self) {
+        self.consecutive_failures = 0;
+        self.ever_walked = true;
+    }
+
     fn new(generation: u32, tid: i32, cpu_now: u64, wall_now: u64) -> ThreadState {
         ThreadState {
             generation,
@@ -693,6 +714,7 @@ impl ThreadState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pcct::NodeId;
 
     const DEPTH: usize = 8;
 
@@ -745,6 +767,66 @@ mod tests {
         assert_eq!(classify_one(3, 1, 3, Mode::Cpu), Classification::Recorded { truncated: false });
         assert_eq!(classify_one(8, 1, DEPTH, Mode::Cpu), Classification::Recorded { truncated: false });
         assert_eq!(classify_one(9, 1, DEPTH + 1, Mode::Cpu), Classification::Recorded { truncated: true });
+    }
+
+    /// Names every id `Fake.m<id>`.
+    struct FakeNames;
+
+    impl MethodResolver for FakeNames {
+        fn resolve(
+            &mut self,
+            method_id: *mut std::ffi::c_void,
+        ) -> Result<crate::resolve::MethodDesc, crate::resolve::ResolveError> {
+            Ok(crate::resolve::MethodDesc {
+                class: "Fake".to_string(),
+                name: format!("m{:x}", method_id as usize),
+                signature: "()V".to_string(),
+                lines: Vec::new(),
+            })
+        }
+    }
+
+    /// A sample of thread slot 0 walked by pcct's walker: `frames` leaf first.
+    fn walked(frames: &[usize], walker: Walker, broken: Option<Broken>) -> Collected {
+        Collected {
+            walker,
+            broken: broken.map_or(0, |reason| reason as u8),
+            frames: frames.iter().map(|&id| (id, 7)).collect(),
+            ..sample(frames.len() as i32, 1_000, 0)
+        }
+    }
+
+    #[test]
+    fn a_partial_walk_leaves_the_thread_marks_of_its_last_whole_stack() {
+        const MAIN: usize = 0x10;
+        const LOOP: usize = 0x20;
+        const SHORT: usize = 0x30;
+        let shared = Arc::new(Shared::new(crate::SamplerConfig::default()).expect("shared"));
+        let registry = Arc::new(Registry::new(DEPTH));
+        let mut names = FakeNames;
+        let mut sampler = Sampler::new(Arc::clone(&shared), registry, &mut names);
+        sampler.threads[0] = Some(ThreadState::new(1, 1, 0, 0));
+        sampler.pending = vec![
+            walked(&[SHORT, LOOP, MAIN], Walker::Vm, None),
+            // The walk stopped below loop: main is missing.
+            walked(&[SHORT, LOOP], Walker::VmPartial, Some(Broken::StackRange)),
+            walked(&[LOOP, MAIN], Walker::Vm, None),
+            walked(&[SHORT, LOOP, MAIN], Walker::Vm, None),
+        ];
+        sampler.record_pending(Duration::from_secs(1), now_ns());
+
+        let profile = shared.profile.lock();
+        let tree = &profile.tree;
+        let name = |node: NodeId| profile.methods.display_name(tree.method(node));
+        let loops: Vec<NodeId> = tree
+            .nodes()
+            .filter(|&node| name(node) == format!("Fake.m{LOOP:x}"))
+            .filter(|&node| tree.parent(node).is_some_and(|parent| name(parent) == format!("Fake.m{MAIN:x}")))
+            .collect();
+        assert_eq!(loops.len(), 1, "one context main -> loop");
+        let main_to_loop = tree.edge_weight(loops[0]).samples;
+        assert_eq!(main_to_loop, 1, "main -> loop was entered once; the partial walk did not make it new again");
+        assert_eq!(tree.total().samples, 4);
     }
 
     #[test]
