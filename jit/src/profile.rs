@@ -1,0 +1,198 @@
+//! Hot edges of a PCCT, copied with their calling contexts, joined with
+//! the inline table: what `/api/hot-edges`, `/api/jit/*` and the dump ask.
+//!
+//! [`EdgeContexts::copy`] runs under the profile lock and copies only ids
+//! (each edge's path of methods and call sites, at most a budget of steps
+//! in all: an edge beyond it keeps the last [`TAIL_STEPS`] steps of its
+//! path); naming and the join run after the lock is released, on the
+//! method table (shared copy-on-write) and under the table's own lock.
+
+use std::collections::HashMap;
+
+use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
+
+use crate::advice::{assess, CallSite, EdgeAdvice, HotCall, InlineFlags};
+use crate::context::{edge_state, EdgeState, Step};
+use crate::table::{InlineTable, JitMethod, MethodKey};
+
+/// Steps an edge keeps when the budget is spent: more than HotSpot's
+/// inlining depth (`MaxInlineLevel`, 15), so the code that runs the caller
+/// is still found unless the path above was cut inside a chain of inlined
+/// frames.
+pub const TAIL_STEPS: usize = 64;
+
+/// One hot edge as copied: its path, outermost first, ending with the
+/// callee (each step's method and the call site in the step above).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopiedEdge {
+    pub node: NodeId,
+    pub path: Vec<(MethodId, i32)>,
+    pub weight: Weight,
+}
+
+/// The hot edges' contexts, copied from a tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EdgeContexts {
+    pub edges: Vec<CopiedEdge>,
+    pub total: Weight,
+    pub metric: pcct::Metric,
+}
+
+impl EdgeContexts {
+    /// Copies `nodes` (edges into them) with their paths, at most
+    /// `max_steps` steps in all.
+    pub fn copy(tree: &Pcct, nodes: &[NodeId], max_steps: usize) -> EdgeContexts {
+        let mut budget = max_steps;
+        let edges = nodes
+            .iter()
+            .map(|&node| {
+                let depth = tree.depth(node);
+                let keep = if depth <= budget { depth } else { depth.min(TAIL_STEPS) };
+                budget = budget.saturating_sub(keep);
+                let mut path = Vec::with_capacity(keep);
+                let mut step = node;
+                while step != NodeId::ROOT && path.len() < keep {
+                    path.push((tree.method(step), tree.call_site(step)));
+                    step = tree.parent(step).unwrap_or(NodeId::ROOT);
+                }
+                path.reverse();
+                CopiedEdge { node, path, weight: tree.edge_weight(node) }
+            })
+            .collect();
+        EdgeContexts { edges, total: tree.total(), metric: tree.config().metric }
+    }
+
+    fn share(&self, weight: &Weight) -> f64 {
+        match self.total.get(self.metric) {
+            0 => 0.0,
+            whole => weight.get(self.metric) as f64 / whole as f64,
+        }
+    }
+}
+
+/// The profile's method as the table keys it.
+pub fn key_of(methods: &MethodTable, method: MethodId) -> MethodKey {
+    let info = methods.get(method);
+    MethodKey::new(&info.class, &info.name, &info.signature)
+}
+
+/// Profile methods to table methods, each looked up once.
+struct Names<'a> {
+    methods: &'a MethodTable,
+    table: &'a InlineTable,
+    known: HashMap<MethodId, Option<JitMethod>>,
+}
+
+impl Names<'_> {
+    fn get(&mut self, method: MethodId) -> Option<JitMethod> {
+        let (methods, table) = (self.methods, self.table);
+        *self.known.entry(method).or_insert_with(|| table.method(&key_of(methods, method)))
+    }
+}
+
+/// The state of each copied edge, in order.
+pub fn edge_states(table: &InlineTable, methods: &MethodTable, contexts: &EdgeContexts) -> Vec<EdgeState> {
+    let mut names = Names { methods, table, known: HashMap::new() };
+    contexts.edges.iter().map(|edge| state(table, &mut names, edge)).collect()
+}
+
+fn state(table: &InlineTable, names: &mut Names, edge: &CopiedEdge) -> EdgeState {
+    let Some((&(callee, call_bci), above)) = edge.path.split_last() else { return EdgeState::UNKNOWN };
+    let path: Vec<Step> = above.iter().map(|&(method, bci)| Step { method: names.get(method), bci }).collect();
+    edge_state(table, &path, call_bci, names.get(callee))
+}
+
+/// Every copied edge assessed (see [`crate::advice`]); edges from the
+/// tree's root (no caller) are left out.
+pub fn assess_edges(
+    table: &InlineTable,
+    methods: &MethodTable,
+    contexts: &EdgeContexts,
+    flags: InlineFlags,
+    now_ns: u64,
+) -> Vec<EdgeAdvice> {
+    let mut names = Names { methods, table, known: HashMap::new() };
+    let mut assessed = Vec::with_capacity(contexts.edges.len());
+    for edge in &contexts.edges {
+        let Some((&(callee, bci), above)) = edge.path.split_last() else { continue };
+        let Some(&(caller, _)) = above.last() else { continue };
+        let call = HotCall {
+            caller: key_of(methods, caller),
+            call_site: CallSite { bci, line: methods.get(caller).line_of(bci) },
+            callee: key_of(methods, callee),
+            callee_is_java: methods.get(callee).kind == MethodKind::Java,
+            weight: edge.weight,
+            share: contexts.share(&edge.weight),
+        };
+        let state = state(table, &mut names, edge);
+        assessed.push(assess(call, &state, table, flags, now_ns));
+    }
+    assessed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Inlined;
+    use crate::table::{CodeFacts, Limits, MethodFacts};
+    use crate::tree::TreeBuilder;
+    use pcct::{Frame, Marks, TreeConfig};
+
+    /// A profile main -> caller -> {big, small}, and a table in which
+    /// main's OSR code inlines caller and small but calls big.
+    fn setup() -> (Pcct, MethodTable, InlineTable) {
+        let mut methods = MethodTable::new();
+        let main = methods.intern("p.T", "main", "()V");
+        let caller = methods.intern("p.T", "caller", "()V");
+        let big = methods.intern("p.T", "big", "()V");
+        let small = methods.intern("p.T", "small", "()V");
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let weight = Weight { samples: 1, cpu_ns: 10, wall_ns: 10 };
+        for (leaf, bci) in [(big, 3), (small, 4), (big, 3)] {
+            let stack = [Frame::new(main, 2), Frame::new(caller, bci), Frame::new(leaf, 0)];
+            tree.record(&mut Marks::new(), &stack, weight).unwrap();
+        }
+        let mut table = InlineTable::new(Limits::default());
+        let names = ["main", "caller", "big", "small"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (i as u64 + 1, Some(MethodFacts { key: MethodKey::new("p.T", name, "()V"), bytecodes: Some(9) })))
+            .collect();
+        let mut osr = TreeBuilder::new(1, 64);
+        osr.add_chain(&[(4, 0), (2, 4), (1, 2)]).unwrap();
+        osr.add_chain(&[(2, 3), (1, 2)]).unwrap();
+        let facts = CodeFacts { address: 1, method: 1, level: Some(4), osr_bci: Some(0), compile_id: Some(1) };
+        table.load(facts, osr, names, 0);
+        table.mark_complete();
+        (tree, methods, table)
+    }
+
+    #[test]
+    fn edges_are_joined_in_their_context() {
+        let (tree, methods, table) = setup();
+        let contexts = EdgeContexts::copy(&tree, &tree.top_edges(10), 1000);
+        let states = edge_states(&table, &methods, &contexts);
+        let by_callee: Vec<(String, Inlined)> = contexts
+            .edges
+            .iter()
+            .zip(&states)
+            .map(|(edge, state)| (methods.get(edge.path.last().unwrap().0).name.to_string(), state.inlined))
+            .collect();
+        assert!(by_callee.contains(&("big".to_string(), Inlined::No)), "{by_callee:?}");
+        assert!(by_callee.contains(&("small".to_string(), Inlined::Yes)), "{by_callee:?}");
+        assert!(by_callee.contains(&("caller".to_string(), Inlined::Yes)), "{by_callee:?}");
+        let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
+        let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
+        assert_eq!(big.compiled_in.as_ref().map(|key| key.name.as_str()), Some("main"));
+        assert_eq!(big.call_site.bci, 3);
+        assert!(big.share > 0.0);
+    }
+
+    #[test]
+    fn a_spent_budget_keeps_the_tail_of_each_path() {
+        let (tree, _, _) = setup();
+        let nodes = tree.top_edges(10);
+        let contexts = EdgeContexts::copy(&tree, &nodes, 0);
+        assert!(contexts.edges.iter().all(|edge| edge.path.len() == tree.depth(edge.node).min(TAIL_STEPS)));
+    }
+}
