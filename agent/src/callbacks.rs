@@ -12,9 +12,12 @@ use crate::console::guard;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
 use crate::jvmti_sys::*;
 
-/// The events the agent enables (CompiledMethodLoad only with `compiled`).
-fn events(compiled: bool) -> impl Iterator<Item = jvmtiEvent> {
-    let always = [
+/// The events the agent enables here. CompiledMethodLoad and
+/// CompiledMethodUnload (with `compiled=on`) are enabled later by the
+/// agent's JIT thread (`jit.rs`), which then generates the events of code
+/// compiled before.
+fn events() -> impl Iterator<Item = jvmtiEvent> {
+    [
         jvmtiEvent::JVMTI_EVENT_VM_INIT,
         jvmtiEvent::JVMTI_EVENT_VM_DEATH,
         jvmtiEvent::JVMTI_EVENT_THREAD_START,
@@ -23,18 +26,17 @@ fn events(compiled: bool) -> impl Iterator<Item = jvmtiEvent> {
         // enabled ClassLoad events.
         jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
         jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
-    ];
-    always.into_iter().chain(compiled.then_some(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD))
+    ]
+    .into_iter()
 }
 
-/// Sets the callbacks and enables the events the agent needs (and
-/// CompiledMethodLoad with `compiled`). If an event cannot be enabled,
-/// takes everything back before returning the error, so a failed
-/// Agent_OnAttach leaves no callback armed.
-pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
-    let installed = set_and_enable(jvmti, compiled);
+/// Sets the callbacks and enables the events the agent needs. If an event
+/// cannot be enabled, takes everything back before returning the error, so
+/// a failed Agent_OnAttach leaves no callback armed.
+pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
+    let installed = set_and_enable(jvmti);
     if installed.is_err() {
-        for event in events(compiled) {
+        for event in events() {
             let _ = jvmti.disable(event);
         }
         let _ = jvmti.set_callbacks(&jvmtiEventCallbacks::default());
@@ -42,7 +44,7 @@ pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
     installed
 }
 
-fn set_and_enable(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
+fn set_and_enable(jvmti: Jvmti) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -51,10 +53,11 @@ fn set_and_enable(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
         ClassLoad: Some(on_class_load),
         ClassPrepare: Some(on_class_prepare),
         CompiledMethodLoad: Some(on_compiled_method_load),
+        CompiledMethodUnload: Some(on_compiled_method_unload),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
-    events(compiled).try_for_each(|event| jvmti.enable(event))
+    events().try_for_each(|event| jvmti.enable(event))
 }
 
 unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {
@@ -94,16 +97,28 @@ unsafe extern "C" fn on_thread_end(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _th
 
 unsafe extern "C" fn on_compiled_method_load(
     _jvmti: *mut jvmtiEnv,
-    _method: jmethodID,
+    method: jmethodID,
     _code_size: jint,
-    _code_addr: *const c_void,
+    code_addr: *const c_void,
     _map_length: jint,
     _map: *const jvmtiAddrLocationMap,
-    _compile_info: *const c_void,
+    compile_info: *const c_void,
 ) {
     guard("CompiledMethodLoad", (), || {
+        let Some(agent) = live() else { return };
+        let max_nodes = pcct_jit::table::Limits::default().max_tree_nodes;
+        let mut tree = pcct_jit::tree::TreeBuilder::new(method as usize as u64, max_nodes);
+        // SAFETY: `compile_info` is what the VM passed to this callback,
+        // read before it returns.
+        let read = unsafe { crate::cmlr::read_inline_record(compile_info, &mut tree) }.map(|_| tree);
+        agent.code_loaded(method as usize, code_addr as usize, read);
+    })
+}
+
+unsafe extern "C" fn on_compiled_method_unload(_jvmti: *mut jvmtiEnv, method: jmethodID, code_addr: *const c_void) {
+    guard("CompiledMethodUnload", (), || {
         if let Some(agent) = live() {
-            agent.method_compiled();
+            agent.code_unloaded(method as usize, code_addr as usize);
         }
     })
 }
@@ -115,6 +130,16 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
         // AsyncGetCallTrace can only report methods whose jmethodID exists.
         // SAFETY: the VM passes its live JVMTI environment.
         let _ = unsafe { Jvmti::from_raw(jvmti) }.create_method_ids(class);
+    })
+}
+
+/// The JIT agent thread (`Agent::run_jit`).
+pub unsafe extern "C" fn jit_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    guard("the JIT thread", (), || {
+        if let Some(agent) = agent::get() {
+            // SAFETY: an agent thread's start function gets its own JNIEnv.
+            agent.run_jit(unsafe { Jni::from_raw(jni) });
+        }
     })
 }
 

@@ -5,8 +5,9 @@
 //! sampler (crate `pcct-sampler`), feeds it threads (ThreadStart/End, the
 //! main thread at VMInit, running threads on attach) and method ids
 //! (ClassPrepare, a sweep of loaded classes), names methods for it with
-//! JVMTI on the sampler thread, starts the HTTP server, and writes the
-//! profile at VM death.
+//! JVMTI on the sampler thread, starts the HTTP server, feeds the inline
+//! table (`pcct-jit`) from CompiledMethodLoad/Unload and runs its JIT
+//! thread (`jit.rs`), and writes the profile at VM death.
 //!
 //! It must never let a panic unwind into the VM (every entry point and
 //! callback runs inside `console::guard`), block the VM's exit for more
@@ -24,9 +25,11 @@
 mod agent;
 mod callbacks;
 mod classes;
+mod cmlr;
 mod console;
 mod dump;
 mod entry;
+mod jit;
 mod jvmti;
 #[rustfmt::skip]
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]

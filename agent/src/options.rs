@@ -83,8 +83,10 @@ pub struct Options {
     pub metrics_top: usize,
     /// `quiet`: print nothing but errors (`on`/`off`, default off).
     pub quiet: bool,
-    /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default off).
+    /// `compiled`: keep the inlining of compiled code, from CompiledMethodLoad/Unload (`on`/`off`, default on).
     pub compiled: bool,
+    /// `recompile`: hold the capability to retransform classes, for recompile requests (`on`/`off`, default on).
+    pub recompile: bool,
     /// `walker`: pcct's own stack walker or AsyncGetCallTrace alone (default pcct).
     pub walker: StackWalker,
     /// `nonsafepoints`: turn DebugNonSafepoints on at start-up (`on`/`off`, default on).
@@ -142,7 +144,8 @@ impl Default for Options {
             addr_file: None,
             metrics_top: 10,
             quiet: false,
-            compiled: false,
+            compiled: true,
+            recompile: true,
             walker: StackWalker::Pcct,
             nonsafepoints: true,
         }
@@ -544,11 +547,19 @@ pub const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "compiled",
-        default: "off",
+        default: "on",
         allowed: "on or off",
-        meaning: "enable CompiledMethodLoad events (counted as `methods_compiled`; pcct needs them for nothing)",
+        meaning: "keep which hot edges HotSpot inlined, from CompiledMethodLoad/Unload events and their inline records (`inlined` in `/api/hot-edges`, `/api/jit/*`); `off`: no such events",
         apply: |o, v| set(&mut o.compiled, parse_switch(v)),
         show: |o| ("compiled", o.compiled.into()),
+    },
+    OptionSpec {
+        key: "recompile",
+        default: "on",
+        allowed: "on or off",
+        meaning: "hold JVMTI's class retransformation from start-up, so `POST /api/jit/recompile` (`pcct advise --apply`) makes HotSpot compile named classes again; `off`: the route is refused",
+        apply: |o, v| set(&mut o.recompile, parse_switch(v)),
+        show: |o| ("recompile", o.recompile.into()),
     },
 ];
 

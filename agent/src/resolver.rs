@@ -39,6 +39,17 @@ fn error_of(code: u32) -> ResolveError {
     }
 }
 
+/// `method`'s class (in source form), name and signature, as the profile
+/// names them. The class is a local reference of the calling thread: call
+/// inside a JNI local frame, or a JVMTI callback (whose local references
+/// are freed when it returns).
+pub fn names_of(jvmti: Jvmti, method: jmethodID) -> Result<(String, String, String), ResolveError> {
+    let class = jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
+    let signature = jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
+    let (name, method_signature) = jvmti.method_name(method).map_err(|e| error_of(e.code))?;
+    Ok((class_name_from_signature(&signature), name, method_signature))
+}
+
 impl MethodResolver for JvmtiResolver {
     fn resolve(&mut self, method_id: *mut c_void) -> Result<MethodDesc, ResolveError> {
         let method = method_id as jmethodID;
@@ -46,17 +57,12 @@ impl MethodResolver for JvmtiResolver {
             self.jni.clear_exception();
             return Err(ResolveError::Failed(0));
         }
-        let result = (|| {
-            let class = self.jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
-            let signature = self.jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
-            let (name, method_signature) = self.jvmti.method_name(method).map_err(|e| error_of(e.code))?;
-            Ok(MethodDesc {
-                class: class_name_from_signature(&signature),
-                name,
-                signature: method_signature,
-                lines: self.jvmti.line_numbers(method),
-            })
-        })();
+        let result = names_of(self.jvmti, method).map(|(class, name, signature)| MethodDesc {
+            class,
+            name,
+            signature,
+            lines: self.jvmti.line_numbers(method),
+        });
         self.jni.pop_local_frame();
         result
     }

@@ -53,7 +53,7 @@ impl<'de> Deserialize<'de> for Inlined {
         #[serde(untagged)]
         enum Raw {
             Known(bool),
-            Other(String),
+            Other(serde::de::IgnoredAny),
         }
         Ok(match Raw::deserialize(deserializer)? {
             Raw::Known(true) => Inlined::Yes,

@@ -10,9 +10,11 @@
 use std::collections::HashMap;
 
 use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
+use serde::Serialize;
 
-use crate::advice::{assess, CallSite, EdgeAdvice, HotCall, InlineFlags};
-use crate::context::{edge_state, EdgeState, Step};
+use crate::advice::{advise, assess, Advice, CallSite, EdgeAdvice, HotCall, InlineFlags};
+use crate::context::{edge_state, EdgeState, Inlined, Step};
+use crate::live::Jit;
 use crate::table::{InlineTable, JitMethod, MethodKey};
 
 /// Steps an edge keeps when the budget is spent: more than HotSpot's
@@ -128,6 +130,45 @@ pub fn assess_edges(
         assessed.push(assess(call, &state, table, flags, now_ns));
     }
     assessed
+}
+
+/// What `/api/hot-edges` adds to each edge.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EdgeInlining {
+    /// Whether the call is inlined in the code that runs the caller here:
+    /// `true`, `false` or `"unknown"`.
+    pub inlined: Inlined,
+    /// That code's compile level: 0 interpreted, 1-3 C1, 4 C2.
+    pub caller_level: Option<u8>,
+    /// The method whose compiled code runs the caller here (`class.name`).
+    pub compiled_in: Option<String>,
+    /// The loop bci when that code is on-stack-replacement code.
+    pub osr_bci: Option<i32>,
+    /// How long ago that method's current code last changed.
+    pub code_changed_ago_ns: Option<u64>,
+}
+
+/// The inlining of each copied edge, in order.
+pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_ns: u64) -> Vec<EdgeInlining> {
+    let table = jit.table.lock();
+    edge_states(&table, methods, contexts)
+        .into_iter()
+        .map(|state| EdgeInlining {
+            inlined: state.inlined,
+            caller_level: state.caller_level,
+            compiled_in: state.code.map(|code| table.key(code.root).display()),
+            osr_bci: state.code.and_then(|code| code.osr_bci),
+            code_changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
+        })
+        .collect()
+}
+
+/// The advice for the copied edges: at least `min_share`, at most `limit`
+/// of each list.
+pub fn advice(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, min_share: f64, limit: usize, now_ns: u64) -> Advice {
+    let flags = jit.setup().flags;
+    let edges = assess_edges(&jit.table.lock(), methods, contexts, flags, now_ns);
+    advise(edges, min_share, limit)
 }
 
 #[cfg(test)]

@@ -17,6 +17,9 @@
 //! `recent` holds `profile` too, and the sampler, which only ever *tries*
 //! `profile` for a bounded time, never waits for `recent` behind a reader.
 //! `vm` and `disabled` are leaf locks (nothing else is taken under them).
+//! `jit` (the inline table, `pcct_jit::live`) is never taken by the sampler
+//! thread: the JVMTI callbacks that load and unload code, HTTP readers and
+//! the dump take it, with nothing else held.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -138,6 +141,9 @@ pub struct Shared {
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
+    /// What HotSpot's JIT compiled and inlined (the inline table), fed by
+    /// the agent's CompiledMethodLoad/Unload callbacks.
+    pub jit: pcct_jit::Jit,
 }
 
 impl Shared {
@@ -154,6 +160,7 @@ impl Shared {
             drained_tick: AtomicU64::new(0),
             drained_at_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
+            jit: pcct_jit::Jit::default(),
         })
     }
 

@@ -2,6 +2,11 @@
 //! lists, read under the profile lock in O(limit) (hot methods by total
 //! add one pass over the methods' counters, not the tree).
 //!
+//! Hot edges also say whether the code that runs their caller inlines the
+//! call (`inlined`, `caller_level`, ...): their contexts are copied under
+//! the lock as ids and joined with the inline table after it
+//! (`routes/jit.rs`, `pcct_jit::profile`).
+//!
 //! Hot nodes carry their paths (up to `depth=` frames each), so under the
 //! lock only their ids, weights and the methods and call sites of their
 //! paths are copied, at most [`MAX_HOT_NODE_STEPS`] path steps in all;
@@ -15,6 +20,8 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use pcct::view::{self, HotEdge, HotMethod, HotNode, HotNodeIds, TooManySteps};
 use pcct::{MethodOrder, MethodTable, NodeId};
+use pcct_jit::profile::{EdgeContexts, EdgeInlining};
+use pcct_sampler::timer::now_ns;
 use pcct_sampler::Profile;
 use serde::Serialize;
 
@@ -34,7 +41,17 @@ pub struct HotMethods {
 #[derive(Serialize)]
 pub struct HotEdges {
     pub profile: ProfileHeader,
-    pub edges: Vec<HotEdge>,
+    pub edges: Vec<HotEdgeEntry>,
+}
+
+/// A hot edge and whether the code that runs its caller inlines it
+/// (`pcct_jit::profile::EdgeInlining`: `inlined`, `caller_level`, ...).
+#[derive(Serialize)]
+pub struct HotEdgeEntry {
+    #[serde(flatten)]
+    pub edge: HotEdge,
+    #[serde(flatten)]
+    pub inlining: EdgeInlining,
 }
 
 #[derive(Serialize)]
@@ -57,26 +74,37 @@ pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuer
     state.json(Some("limit"), &answer)
 }
 
+/// Hot edges as copied under the lock: named, with their contexts (ids)
+/// for the join with the inline table after the lock is released.
+type CopiedEdges = (ProfileHeader, Vec<HotEdge>, EdgeContexts, Arc<MethodTable>);
+
+fn copy_edges(state: &AppState, profile: &Profile, edges: &[NodeId]) -> CopiedEdges {
+    (
+        state.header(&profile.tree),
+        view::hot_edges_of(&profile.tree, &profile.methods, edges),
+        EdgeContexts::copy(&profile.tree, edges, MAX_HOT_NODE_STEPS),
+        Arc::clone(&profile.methods),
+    )
+}
+
 /// `GET /api/hot-edges?limit=1..1000 (20)`
 pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit"])?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
-    let answer = |state: &AppState, profile: &Profile, edges: &[NodeId]| HotEdges {
-        profile: state.header(&profile.tree),
-        edges: view::hot_edges_of(&profile.tree, &profile.methods, edges),
-    };
     let listed = {
         let profile = state.shared.profile.lock();
-        profile.tree.listed_top_edges(limit).map(|edges| answer(&state, &profile, &edges))
+        profile.tree.listed_top_edges(limit).map(|edges| copy_edges(&state, &profile, &edges))
     };
-    let answer = match listed {
-        Some(answer) => answer,
+    let (profile, edges, contexts, methods) = match listed {
+        Some(copied) => copied,
         None => {
             let job_state = state.clone();
-            with_snapshot(&state, move |profile| answer(&job_state, &profile, &profile.tree.top_edges(limit))).await?
+            with_snapshot(&state, move |profile| copy_edges(&job_state, &profile, &profile.tree.top_edges(limit))).await?
         }
     };
-    state.json(Some("limit"), &answer)
+    let inlining = pcct_jit::profile::inlining(&state.shared.jit, &methods, &contexts, now_ns());
+    let edges = edges.into_iter().zip(inlining).map(|(edge, inlining)| HotEdgeEntry { edge, inlining }).collect();
+    state.json(Some("limit"), &HotEdges { profile, edges })
 }
 
 /// Most path steps in one hot-nodes answer (1000 contexts 100 frames deep).

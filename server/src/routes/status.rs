@@ -45,6 +45,8 @@ pub struct Status {
     pub counters: CountersSnapshot,
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
+    /// The inline records (CompiledMethodLoad) and the inline table.
+    pub jit: super::jit::JitSummary,
 }
 
 /// `GET /api/status`
@@ -86,6 +88,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
+        jit: super::jit::summary(&state),
     };
     state.json(None, &answer)
 }
