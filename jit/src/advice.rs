@@ -56,8 +56,6 @@ pub struct HotCall {
     pub caller: MethodKey,
     pub call_site: CallSite,
     pub callee: MethodKey,
-    /// Whether the callee is a Java method (not a pseudo-frame such as `[gc_active]`).
-    pub callee_is_java: bool,
     pub weight: Weight,
     pub share: f64,
 }
@@ -139,7 +137,7 @@ fn decide(
     match state.inlined {
         Inlined::Unknown => (Action::Unknown, "no compiled code is known for the caller's frame".to_string()),
         Inlined::Yes => (Action::None, format!("inlined: the caller runs in {runs_in}")),
-        Inlined::No if !call.callee_is_java || (callee_known && callee_bytecodes.is_none()) => {
+        Inlined::No if callee_known && callee_bytecodes.is_none() => {
             (Action::Cannot, "the callee has no bytecode (a native method): HotSpot cannot inline it".to_string())
         }
         Inlined::No if state.caller_level.is_some_and(|level| level < 4) => (
@@ -187,8 +185,8 @@ fn size_reason(bytecodes: Option<u32>, flags: InlineFlags) -> String {
 pub struct Advice {
     pub not_inlined: Vec<EdgeAdvice>,
     pub inlined: Vec<EdgeAdvice>,
-    /// Hot edges (at least `min_share`) whose state is unknown.
-    pub unknown: usize,
+    /// Hot edges whose caller's frame has no known code.
+    pub unknown: Vec<EdgeAdvice>,
 }
 
 /// Merges the contexts of one call compiled in one place, then ranks.
@@ -219,14 +217,18 @@ pub fn advise(edges: Vec<EdgeAdvice>, min_share: f64, limit: usize) -> Advice {
     }
     merged.retain(|edge| edge.share >= min_share);
     merged.sort_by(|a, b| b.share.total_cmp(&a.share));
-    let unknown = merged.iter().filter(|edge| edge.inlined == Inlined::Unknown).count();
-    let (inlined, not_inlined): (Vec<_>, Vec<_>) =
-        merged.into_iter().filter(|edge| edge.inlined != Inlined::Unknown).partition(|edge| edge.inlined == Inlined::Yes);
-    let cut = |mut list: Vec<EdgeAdvice>| {
-        list.truncate(limit);
-        list
-    };
-    Advice { not_inlined: cut(not_inlined), inlined: cut(inlined), unknown }
+    let mut advice = Advice::default();
+    for edge in merged {
+        let list = match edge.inlined {
+            Inlined::No => &mut advice.not_inlined,
+            Inlined::Yes => &mut advice.inlined,
+            Inlined::Unknown => &mut advice.unknown,
+        };
+        if list.len() < limit {
+            list.push(edge);
+        }
+    }
+    advice
 }
 
 #[cfg(test)]
@@ -234,7 +236,7 @@ mod tests {
     use super::*;
     use crate::context::RunningCode;
     use crate::table::tests::{facts, key, names, tree};
-    use crate::table::{JitMethod, Limits};
+    use crate::table::{JitMethod, Limits, MethodFacts};
 
     fn table() -> InlineTable {
         let mut table = InlineTable::new(Limits::default());
@@ -247,7 +249,6 @@ mod tests {
             caller: key("m1"),
             call_site: CallSite { bci: 3, line: Some(12) },
             callee: key(callee),
-            callee_is_java: true,
             weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40 },
             share,
         }
@@ -278,8 +279,10 @@ mod tests {
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 3), &table, flags, 30).action, Action::Wait);
         let interpreted = EdgeState { caller_level: Some(0), code: None, ..state(Inlined::No, 0) };
         assert_eq!(assess(call("m2", 0.4), &interpreted, &table, flags, 30).action, Action::Wait);
-        let native = HotCall { callee_is_java: false, ..call("[native]", 0.4) };
-        assert_eq!(assess(native, &state(Inlined::No, 4), &table, flags, 30).action, Action::Cannot);
+        let mut native = InlineTable::new(Limits::default());
+        let no_bytecode = Some(MethodFacts { key: key("m2"), bytecodes: None });
+        native.load(facts(0x1000, 1, 5), tree(1, &[2]), vec![(1, None), (2, no_bytecode)], 10);
+        assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 4), &native, flags, 30).action, Action::Cannot);
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::Yes, 4), &table, flags, 30).action, Action::None);
     }
 
@@ -301,7 +304,7 @@ mod tests {
         assert_eq!(ranked, vec![("m2", 0.5), ("m3", 0.4)]);
         assert_eq!(advice.not_inlined[0].calls, 8);
         assert_eq!(advice.inlined.len(), 1);
-        assert_eq!(advice.unknown, 1);
+        assert_eq!(advice.unknown.len(), 1);
         assert_eq!(advise(advice.not_inlined.clone(), 0.0, 1).not_inlined.len(), 1);
     }
 

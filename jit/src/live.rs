@@ -16,8 +16,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use serde::{Deserialize, Serialize};
 
-use crate::advice::InlineFlags;
-use crate::table::{InlineTable, Limits};
+use crate::advice::{Advice, InlineFlags};
+use crate::table::{InlineTable, Limits, TableStats};
 
 /// How the agent set the inline records up (for /api/status).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +30,25 @@ pub struct Setup {
     pub flags: InlineFlags,
     /// Whether `POST /api/jit/recompile` can retransform classes, or why not.
     pub recompile: String,
+}
+
+/// The setup and the table's size, as /api/status and the advice show them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    #[serde(flatten)]
+    pub setup: Setup,
+    pub table: TableStats,
+}
+
+/// The advice with what it was computed from: the answer of
+/// `/api/jit/advice` (besides its profile header) and the `jit_advice`
+/// section of a JSON profile, which `pcct advise` reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdviceReport {
+    pub jit: Summary,
+    pub min_share: f64,
+    #[serde(flatten)]
+    pub advice: Advice,
 }
 
 /// Most recompile requests waiting at once.
@@ -117,6 +136,11 @@ impl Jit {
         change(&mut self.setup.lock());
     }
 
+    pub fn summary(&self) -> Summary {
+        let setup = self.setup();
+        Summary { setup, table: self.table.lock().stats() }
+    }
+
     /// Asks the JIT thread to start the table over (from a callback that
     /// found it full).
     pub fn request_restart(&self) {
@@ -190,6 +214,14 @@ mod tests {
         assert_eq!(answers[0].recv().unwrap(), Ok(RecompileReport::default()));
         jit.set_serving(false);
         assert!(answers[1].recv().unwrap().is_err(), "abandoned requests are answered");
+    }
+
+    #[test]
+    fn an_advice_report_round_trips_through_json() {
+        let report = AdviceReport { jit: Jit::default().summary(), min_share: 0.01, advice: Advice::default() };
+        let text = serde_json::to_string(&report).unwrap();
+        assert!(text.contains(r#""state":"off""#), "{text}");
+        assert_eq!(serde_json::from_str::<AdviceReport>(&text).unwrap(), report);
     }
 
     #[test]

@@ -104,8 +104,10 @@ fn state(table: &InlineTable, names: &mut Names, edge: &CopiedEdge) -> EdgeState
     edge_state(table, &path, call_bci, names.get(callee))
 }
 
-/// Every copied edge assessed (see [`crate::advice`]); edges from the
-/// tree's root (no caller) are left out.
+/// Every copied edge that is a call between Java methods assessed (see
+/// [`crate::advice`]); edges from the tree's root or into or out of
+/// pseudo-frames (`[unknown_Java]`, `[gc_active]`, ...) are not calls and
+/// are left out.
 pub fn assess_edges(
     table: &InlineTable,
     methods: &MethodTable,
@@ -118,11 +120,14 @@ pub fn assess_edges(
     for edge in &contexts.edges {
         let Some((&(callee, bci), above)) = edge.path.split_last() else { continue };
         let Some(&(caller, _)) = above.last() else { continue };
+        let java = |method| methods.get(method).kind == MethodKind::Java;
+        if bci < 0 || !java(caller) || !java(callee) {
+            continue;
+        }
         let call = HotCall {
             caller: key_of(methods, caller),
             call_site: CallSite { bci, line: methods.get(caller).line_of(bci) },
             callee: key_of(methods, callee),
-            callee_is_java: methods.get(callee).kind == MethodKind::Java,
             weight: edge.weight,
             share: contexts.share(&edge.weight),
         };

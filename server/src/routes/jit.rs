@@ -21,10 +21,8 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use pcct::{MethodTable, NodeId};
 use pcct_jit::directives::{directives, render};
-use pcct_jit::live::{Refused, Setup, MAX_CLASSES};
+use pcct_jit::live::{AdviceReport, Refused, MAX_CLASSES};
 use pcct_jit::profile::{self, EdgeContexts};
-use pcct_jit::table::TableStats;
-use pcct_jit::Advice;
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Profile;
 use serde::Serialize;
@@ -42,26 +40,11 @@ pub const RECOMPILE_WAIT: Duration = Duration::from_secs(60);
 /// Longest class name a recompile request may give.
 pub const MAX_CLASS_NAME: usize = 1024;
 
-/// The inline records' setup and the table's size.
-#[derive(Serialize)]
-pub struct JitSummary {
-    #[serde(flatten)]
-    pub setup: Setup,
-    pub table: TableStats,
-}
-
-pub fn summary(state: &AppState) -> JitSummary {
-    let setup = state.shared.jit.setup();
-    JitSummary { setup, table: state.shared.jit.table.lock().stats() }
-}
-
 #[derive(Serialize)]
 pub struct AdviceAnswer {
     pub profile: ProfileHeader,
-    pub jit: JitSummary,
-    pub min_share: f64,
     #[serde(flatten)]
-    pub advice: Advice,
+    pub report: AdviceReport,
 }
 
 type Copied = (ProfileHeader, EdgeContexts, Arc<MethodTable>);
@@ -97,7 +80,8 @@ fn advice_params(query: Option<&str>) -> Result<(usize, f64), ApiError> {
 async fn advice_answer(state: &AppState, limit: usize, min_share: f64) -> Result<AdviceAnswer, ApiError> {
     let (header, contexts, methods) = hot_edge_contexts(state).await?;
     let advice = profile::advice(&state.shared.jit, &methods, &contexts, min_share, limit, now_ns());
-    Ok(AdviceAnswer { profile: header, jit: summary(state), min_share, advice })
+    let report = AdviceReport { jit: state.shared.jit.summary(), min_share, advice };
+    Ok(AdviceAnswer { profile: header, report })
 }
 
 /// `GET /api/jit/advice?limit=1..1000 (20)&min_share=0..1 (0.01)`
@@ -112,7 +96,7 @@ pub async fn advice(State(state): State<AppState>, RawQuery(query): RawQuery) ->
 pub async fn directives_file(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let (limit, min_share) = advice_params(query.as_deref())?;
     let answer = advice_answer(&state, limit, min_share).await?;
-    let mut response = render(&directives(&answer.advice.not_inlined)).into_response();
+    let mut response = render(&directives(&answer.report.advice.not_inlined)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
 }

@@ -46,7 +46,7 @@ pub struct Status {
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
     /// The inline records (CompiledMethodLoad) and the inline table.
-    pub jit: super::jit::JitSummary,
+    pub jit: pcct_jit::live::Summary,
 }
 
 /// `GET /api/status`
@@ -88,7 +88,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
-        jit: super::jit::summary(&state),
+        jit: state.shared.jit.summary(),
     };
     state.json(None, &answer)
 }
