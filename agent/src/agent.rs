@@ -309,9 +309,7 @@ impl Agent {
         let own = current_tid();
         self.own_tids.lock().push(own);
         self.registry.retire(own);
-        crate::jit::serve(&self.shared, self.jvmti, jni, self.can_recompile, || {
-            self.dying.load(Ordering::Acquire)
-        });
+        crate::jit::serve(&self.shared, self.jvmti, jni, self.can_recompile, || self.dying.load(Ordering::Acquire));
     }
 
     /// The sampler agent thread: prepares what sampling needs (jmethodIDs

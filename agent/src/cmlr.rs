@@ -156,7 +156,12 @@ mod tests {
         ];
         let dummy = RecordHeader { kind: 1, majorinfoversion: 1, minorinfoversion: 0, next: std::ptr::null() };
         let record = InlineRecord {
-            header: RecordHeader { kind: JVMTI_CMLR_INLINE_INFO, majorinfoversion: 1, minorinfoversion: 0, next: &dummy },
+            header: RecordHeader {
+                kind: JVMTI_CMLR_INLINE_INFO,
+                majorinfoversion: 1,
+                minorinfoversion: 0,
+                next: &dummy,
+            },
             numpcs: 2,
             pcinfo: positions.as_ptr(),
         };
@@ -175,7 +180,10 @@ mod tests {
         // SAFETY: null and a chain without an inline record are refused.
         unsafe {
             assert_eq!(read_inline_record(std::ptr::null(), &mut other), Err(Malformed::NoRecord));
-            assert_eq!(read_inline_record(&dummy as *const RecordHeader as *const c_void, &mut other), Err(Malformed::NoRecord));
+            assert_eq!(
+                read_inline_record(&dummy as *const RecordHeader as *const c_void, &mut other),
+                Err(Malformed::NoRecord)
+            );
         }
     }
 }

@@ -93,7 +93,11 @@ pub fn inline_flags() -> InlineFlags {
     use hotspot::{flags, vmstructs::VmStructs};
     let Some(tables) = VmStructs::of_this_process() else { return InlineFlags::default() };
     let read = |name| flags::get_intx(&tables, name).and_then(|value| u32::try_from(value).ok());
-    InlineFlags { freq_inline_size: read("FreqInlineSize"), max_inline_size: read("MaxInlineSize") }
+    InlineFlags {
+        freq_inline_size: read("FreqInlineSize"),
+        max_inline_size: read("MaxInlineSize"),
+        max_inline_level: read("MaxInlineLevel"),
+    }
 }
 
 const EVENTS: [jvmtiEvent; 2] =
@@ -179,7 +183,8 @@ fn retransform_in_frame(jvmti: Jvmti, classes: &[String]) -> JvmtiResult<Recompi
             report.failed.push((name, "not modifiable (a hidden, array or primitive class)".to_string()));
         }
     }
-    let named: HashSet<&str> = found.iter().map(|(name, _)| name.as_str()).chain(report.failed.iter().map(|(n, _)| n.as_str())).collect();
+    let named: HashSet<&str> =
+        found.iter().map(|(name, _)| name.as_str()).chain(report.failed.iter().map(|(n, _)| n.as_str())).collect();
     report.not_found = classes.iter().filter(|class| !named.contains(class.as_str())).cloned().collect();
     let refs: Vec<jclass> = found.iter().map(|&(_, class)| class).collect();
     if refs.is_empty() || jvmti.retransform_classes(&refs).is_ok() {

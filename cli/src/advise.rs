@@ -75,7 +75,9 @@ pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
             Long("token") => settings.token = Some(parser.value()?.string()?),
             Long("jcmd") => settings.jcmd = Some(PathBuf::from(parser.value()?)),
             Long("wait") => settings.wait = Duration::from_secs_f64(parser.value()?.parse()?),
-            Long("max-input") => settings.max_input = input::parse_size(&parser.value()?.string()?).map_err(Failure::Usage)?,
+            Long("max-input") => {
+                settings.max_input = input::parse_size(&parser.value()?.string()?).map_err(Failure::Usage)?
+            }
             Long("apply") if task.is_none() => task = Some(Task::Apply(parser.value()?.parse()?)),
             Long("remove") if task.is_none() => task = Some(Task::Remove(parser.value()?.parse()?)),
             Value(value) if task.is_none() => task = Some(Task::Show(value.string()?)),
@@ -114,13 +116,15 @@ fn profile_advice(path: &Path, settings: &Settings) -> Result<AdviceReport, Fail
     struct JitSection {
         jit_advice: Option<AdviceReport>,
     }
-    let reader = input::open(path, settings.max_input).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    let reader =
+        input::open(path, settings.max_input).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
     let section: JitSection = serde_json::from_reader(reader)
         .map_err(|e| failed(format!("{} is not a pcct JSON profile: {e}", path.display())))?;
     let mut report = section.jit_advice.filter(|report| !report.jit.setup.state.is_empty()).ok_or_else(|| {
         failed(format!("{} holds no JIT advice (written by an agent older than `pcct advise`)", path.display()))
     })?;
-    let all = std::mem::take(&mut report.advice.not_inlined).into_iter().chain(std::mem::take(&mut report.advice.inlined));
+    let all =
+        std::mem::take(&mut report.advice.not_inlined).into_iter().chain(std::mem::take(&mut report.advice.inlined));
     let all = all.chain(std::mem::take(&mut report.advice.unknown));
     report.advice = advice::advise(all.collect(), settings.min_share, settings.limit);
     report.min_share = settings.min_share;
@@ -129,7 +133,8 @@ fn profile_advice(path: &Path, settings: &Settings) -> Result<AdviceReport, Fail
 
 fn live_advice(server: &Server, limit: usize, min_share: f64) -> Result<AdviceReport, Failure> {
     let value = server.get_json(&format!("/api/jit/advice?limit={limit}&min_share={min_share}")).map_err(failed)?;
-    serde_json::from_value(value).map_err(|e| failed(format!("the agent at {} answered an unknown advice: {e}", server.address)))
+    serde_json::from_value(value)
+        .map_err(|e| failed(format!("the agent at {} answered an unknown advice: {e}", server.address)))
 }
 
 fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
@@ -199,13 +204,18 @@ fn describe(report: &AdviceReport) -> String {
         text.push_str(&format!("{}\n", edge_line(edge)));
     }
     if !report.advice.unknown.is_empty() {
-        text.push_str(&format!("\nhot edges of unknown state ({}: no compiled code is known for their caller):\n", report.advice.unknown.len()));
+        text.push_str(&format!(
+            "\nhot edges of unknown state ({}: no compiled code is known for their caller):\n",
+            report.advice.unknown.len()
+        ));
         for edge in &report.advice.unknown {
             text.push_str(&format!("{}\n", edge_line(edge)));
         }
     }
     let file = render(&directives(&report.advice.not_inlined));
-    text.push_str(&format!("\ncompiler directives (HotSpot: -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile=<file>):\n{file}"));
+    text.push_str(&format!(
+        "\ncompiler directives (HotSpot: -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile=<file>):\n{file}"
+    ));
     text
 }
 
@@ -216,7 +226,10 @@ fn action_name(action: Action) -> String {
 
 /// Where `--apply` keeps what it added to JVM `pid`, and the directives file.
 fn record_paths(pid: u32) -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|dir| dir.is_dir()).unwrap_or_else(std::env::temp_dir);
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
     (dir.join(format!("pcct-advise-{pid}.applied.json")), dir.join(format!("pcct-advise-{pid}.directives.json")))
 }
 
@@ -249,7 +262,9 @@ fn find_agent(pid: u32, settings: &Settings) -> Result<Server, Failure> {
                     return Ok(Server::new(address, settings.token.clone()));
                 }
             }
-            Ok(answer) if answer.status == 401 => refused.push(format!("{address} needs a token (--token or PCCT_TOKEN)")),
+            Ok(answer) if answer.status == 401 => {
+                refused.push(format!("{address} needs a token (--token or PCCT_TOKEN)"))
+            }
             Ok(_) | Err(_) => {}
         }
     }
@@ -296,7 +311,10 @@ fn parser_message(pid: u32, file: &Path) -> String {
     match output {
         Ok(output) => {
             let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
-            text.lines().filter(|line| !line.contains("version") && !line.contains("Runtime Environment")).collect::<Vec<_>>().join("\n")
+            text.lines()
+                .filter(|line| !line.contains("version") && !line.contains("Runtime Environment"))
+                .collect::<Vec<_>>()
+                .join("\n")
         }
         Err(e) => format!("(java could not be run to say why: {e})"),
     }
@@ -305,7 +323,8 @@ fn parser_message(pid: u32, file: &Path) -> String {
 /// `jcmd Compiler.directives_add`: `count` directives, or a clear error.
 fn add_directives(jcmd: &Path, pid: u32, file: &Path, count: usize) -> Result<(), Failure> {
     let output = run_jcmd(jcmd, pid, &["Compiler.directives_add", &file.display().to_string()])?;
-    let added = output.lines().find_map(|line| line.trim().strip_suffix(" compiler directives added")?.parse::<usize>().ok());
+    let added =
+        output.lines().find_map(|line| line.trim().strip_suffix(" compiler directives added")?.parse::<usize>().ok());
     if added == Some(count) {
         return Ok(());
     }
@@ -326,7 +345,8 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     let server = find_agent(pid, settings)?;
     let report = live_advice(&server, settings.limit, settings.min_share)?;
     print!("{}", describe(&report));
-    let chosen: Vec<&EdgeAdvice> = report.advice.not_inlined.iter().filter(|edge| edge.action == Action::Inline).collect();
+    let chosen: Vec<&EdgeAdvice> =
+        report.advice.not_inlined.iter().filter(|edge| edge.action == Action::Inline).collect();
     if chosen.is_empty() {
         println!("\nnothing to apply: no hot edge from {:.2}% on is a call in C2 code", settings.min_share * 100.0);
         return Ok(());
@@ -352,7 +372,11 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
         "edges": chosen.iter().map(|edge| edge_key(edge)).collect::<Vec<_>>(),
     });
     write_new(&record, &serde_json::to_string_pretty(&applied).unwrap_or_default())?;
-    println!("\nadded {} compiler directives to JVM {pid} ({}); undo with `pcct advise --remove {pid}`", made.len(), file.display());
+    println!(
+        "\nadded {} compiler directives to JVM {pid} ({}); undo with `pcct advise --remove {pid}`",
+        made.len(),
+        file.display()
+    );
     recompile(&server, &classes)?;
     wait_until_inlined(&server, &chosen, settings.wait)
 }
@@ -374,13 +398,22 @@ fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
         "recompiling: retransformed {} in {:.1} ms{}{}",
         report["retransformed"],
         report["elapsed_ns"].as_f64().unwrap_or(0.0) / 1e6,
-        if report["not_found"].as_array().is_some_and(|a| !a.is_empty()) { format!("; not loaded: {}", report["not_found"]) } else { String::new() },
-        if report["failed"].as_array().is_some_and(|a| !a.is_empty()) { format!("; failed: {}", report["failed"]) } else { String::new() },
+        if report["not_found"].as_array().is_some_and(|a| !a.is_empty()) {
+            format!("; not loaded: {}", report["not_found"])
+        } else {
+            String::new()
+        },
+        if report["failed"].as_array().is_some_and(|a| !a.is_empty()) {
+            format!("; failed: {}", report["failed"])
+        } else {
+            String::new()
+        },
     );
     Ok(())
 }
 
-/// Polls the agent until every edge of `chosen` is reported inlined, at most `wait`.
+/// Polls the agent until every edge of `chosen` is reported inlined in
+/// every context and not inlined in none, at most `wait`.
 fn wait_until_inlined(server: &Server, chosen: &[&EdgeAdvice], wait: Duration) -> Result<(), Failure> {
     let started = Instant::now();
     let wanted: Vec<_> = chosen.iter().map(|edge| edge_key(edge)).collect();
@@ -388,7 +421,9 @@ fn wait_until_inlined(server: &Server, chosen: &[&EdgeAdvice], wait: Duration) -
         let now = live_advice(server, 1000, 0.0)?;
         let inlined: Vec<&EdgeAdvice> =
             now.advice.inlined.iter().filter(|edge| wanted.contains(&edge_key(edge))).collect();
-        let done = wanted.iter().all(|key| inlined.iter().any(|edge| edge_key(edge) == *key));
+        let still_called =
+            |key: &(MethodKey, i32, MethodKey)| now.advice.not_inlined.iter().any(|edge| edge_key(edge) == *key);
+        let done = wanted.iter().all(|key| inlined.iter().any(|edge| edge_key(edge) == *key) && !still_called(key));
         if done {
             println!("inlined after {:.1} s:", started.elapsed().as_secs_f64());
             for edge in inlined {
@@ -399,7 +434,7 @@ fn wait_until_inlined(server: &Server, chosen: &[&EdgeAdvice], wait: Duration) -
         if started.elapsed() >= wait {
             let missing: Vec<String> = wanted
                 .iter()
-                .filter(|key| !inlined.iter().any(|edge| edge_key(edge) == **key))
+                .filter(|key| !inlined.iter().any(|edge| edge_key(edge) == **key) || still_called(key))
                 .map(|(caller, bci, callee)| format!("{} (bci {bci}) -> {}", caller.display(), callee.display()))
                 .collect();
             return Err(failed(format!(
@@ -424,8 +459,8 @@ fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
     if std::fs::metadata(&record).map(|m| m.uid()).ok() != mine {
         return Err(failed(format!("{} is not yours: refusing to act on it", record.display())));
     }
-    let applied: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
+    let applied: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
     let count = applied["directives"].as_u64().unwrap_or(0);
     let jcmd = jcmd_for(pid, settings);
     for _ in 0..count {
@@ -466,11 +501,12 @@ mod tests {
             changed_ago_ns: None,
             action: Action::Inline,
             why: "because".to_string(),
+            roots: vec![MethodKey::new("p.A", "run", "()V"), MethodKey::new("p.A", "main", "()V")],
         };
         let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
         let text = describe(&report);
         assert!(text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code of p.A.main"), "{text}");
         assert!(text.contains("inline: because"), "{text}");
-        assert!(text.contains(r#""match": "p/A.main()V""#), "{text}");
+        assert!(text.contains(r#""p/A.main()V","#) && text.contains(r#""p/A.run()V""#), "{text}");
     }
 }

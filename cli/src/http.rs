@@ -54,12 +54,14 @@ impl Server {
         if answer.status != 200 {
             return Err(format!("http://{}{path} answered {}: {}", self.address, answer.status, answer.text()));
         }
-        serde_json::from_slice(&answer.body).map_err(|e| format!("http://{}{path} did not answer JSON: {e}", self.address))
+        serde_json::from_slice(&answer.body)
+            .map_err(|e| format!("http://{}{path} did not answer JSON: {e}", self.address))
     }
 
     fn request(&self, method: &str, path: &str, body: Option<&str>) -> Result<Answer, String> {
         let failed = |e: &dyn std::fmt::Display| format!("{method} http://{}{path}: {e}", self.address);
-        let target = self.address.to_socket_addrs().map_err(|e| failed(&e))?.next().ok_or_else(|| failed(&"no address"))?;
+        let target =
+            self.address.to_socket_addrs().map_err(|e| failed(&e))?.next().ok_or_else(|| failed(&"no address"))?;
         let mut stream = TcpStream::connect_timeout(&target, self.timeout).map_err(|e| failed(&e))?;
         stream.set_read_timeout(Some(self.timeout)).map_err(|e| failed(&e))?;
         stream.set_write_timeout(Some(self.timeout)).map_err(|e| failed(&e))?;
@@ -125,7 +127,9 @@ mod tests {
     fn answers_framed_by_length_chunks_or_the_end_parse() {
         let framed = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX").unwrap();
         assert_eq!((framed.status, framed.body), (200, b"hi".to_vec()));
-        let chunked = parse(b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").unwrap();
+        let chunked =
+            parse(b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+                .unwrap();
         assert_eq!((chunked.status, chunked.body), (404, b"abcde".to_vec()));
         let until_end = parse(b"HTTP/1.1 200 OK\r\n\r\nall of it").unwrap();
         assert_eq!(until_end.body, b"all of it".to_vec());

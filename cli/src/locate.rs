@@ -80,10 +80,18 @@ fn listening(line: &str, v6: bool, inodes: &std::collections::HashSet<String>) -
             }
         }
         let address = std::net::Ipv6Addr::from(octets);
-        if address.is_unspecified() { "[::1]".to_string() } else { format!("[{address}]") }
+        if address.is_unspecified() {
+            "[::1]".to_string()
+        } else {
+            format!("[{address}]")
+        }
     } else {
         let address = std::net::Ipv4Addr::from(u32::from_str_radix(host, 16).ok()?.swap_bytes());
-        if address.is_unspecified() { "127.0.0.1".to_string() } else { address.to_string() }
+        if address.is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            address.to_string()
+        }
     };
     Some(format!("{host}:{port}"))
 }

@@ -30,6 +30,15 @@ pub struct InlineFlags {
     pub freq_inline_size: Option<u32>,
     /// Largest callee inlined whether hot or not (35 by default).
     pub max_inline_size: Option<u32>,
+    /// Deepest inlining C2 does (15 by default since JDK 14).
+    pub max_inline_level: Option<u32>,
+}
+
+impl InlineFlags {
+    /// How many callers above a frame can have it inlined into their code.
+    pub fn inline_depth(&self) -> usize {
+        self.max_inline_level.unwrap_or(15) as usize
+    }
 }
 
 /// What to do about one edge.
@@ -58,6 +67,10 @@ pub struct HotCall {
     pub callee: MethodKey,
     pub weight: Weight,
     pub share: f64,
+    /// The methods whose compilation can inline the caller in this
+    /// context: the caller, then its callers in the context, nearest
+    /// first, at most `MaxInlineLevel` of them.
+    pub roots: Vec<MethodKey>,
 }
 
 /// One edge, assessed.
@@ -85,6 +98,10 @@ pub struct EdgeAdvice {
     pub changed_ago_ns: Option<u64>,
     pub action: Action,
     pub why: String,
+    /// The methods whose compilation can inline the caller here (the
+    /// caller, then its callers, nearest first): a directive names them
+    /// all, so the call is inlined whichever of them C2 compiles it into.
+    pub roots: Vec<MethodKey>,
 }
 
 /// Assesses `call` in the state the table gives it.
@@ -109,6 +126,7 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
         changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
         action,
         why,
+        roots: call.roots,
     }
 }
 
@@ -136,13 +154,19 @@ fn decide(
     };
     match state.inlined {
         Inlined::Unknown => (Action::Unknown, "no compiled code is known for the caller's frame".to_string()),
+        Inlined::Yes if state.optimized_away => (
+            Action::None,
+            format!("inlined: no instruction of the call remains in {runs_in} (optimised away, or a branch C2 pruned)"),
+        ),
         Inlined::Yes => (Action::None, format!("inlined: the caller runs in {runs_in}")),
         Inlined::No if callee_known && callee_bytecodes.is_none() => {
             (Action::Cannot, "the callee has no bytecode (a native method): HotSpot cannot inline it".to_string())
         }
         Inlined::No if state.caller_level.is_some_and(|level| level < 4) => (
             Action::Wait,
-            format!("a call: the caller runs in {runs_in}; C2 has not compiled it yet and may inline the call when it does"),
+            format!(
+                "a call: the caller runs in {runs_in}; C2 has not compiled it yet and may inline the call when it does"
+            ),
         ),
         Inlined::No => {
             let root = compiled_in.unwrap_or(&call.caller);
@@ -179,6 +203,9 @@ fn size_reason(bytecodes: Option<u32>, flags: InlineFlags) -> String {
     }
 }
 
+/// Most roots one advised edge keeps (its contexts' together).
+pub const MAX_ROOTS: usize = 64;
+
 /// The advice answer: hot edges not inlined and hot edges inlined, each
 /// ranked by share, at least `min_share`, at most `limit`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -208,6 +235,11 @@ pub fn advise(edges: Vec<EdgeAdvice>, min_share: f64, limit: usize) -> Advice {
                 into.share += edge.share;
                 into.calls += edge.calls;
                 into.weight.add(&edge.weight);
+                for root in edge.roots {
+                    if into.roots.len() < MAX_ROOTS && !into.roots.contains(&root) {
+                        into.roots.push(root);
+                    }
+                }
             }
             _ => {
                 index.insert(key, merged.len());
@@ -251,18 +283,20 @@ mod tests {
             callee: key(callee),
             weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40 },
             share,
+            roots: vec![key("m1")],
         }
     }
 
     fn state(inlined: Inlined, level: u8) -> EdgeState {
-        let code = RunningCode { root: JitMethod(0), osr_bci: None, compile_id: Some(5), level: Some(level), loaded_ns: 10 };
-        EdgeState { inlined, caller_level: Some(level), code: Some(code), changed_ns: Some(10) }
+        let code =
+            RunningCode { root: JitMethod(0), osr_bci: None, compile_id: Some(5), level: Some(level), loaded_ns: 10 };
+        EdgeState { inlined, caller_level: Some(level), code: Some(code), changed_ns: Some(10), optimized_away: false }
     }
 
     #[test]
     fn a_call_in_c2_code_is_advised_to_inline_with_the_reason_its_size_gives() {
         let table = table();
-        let flags = InlineFlags { freq_inline_size: Some(325), max_inline_size: Some(35) };
+        let flags = InlineFlags { freq_inline_size: Some(325), max_inline_size: Some(35), max_inline_level: Some(15) };
         let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, flags, 30);
         assert_eq!(edge.action, Action::Inline);
         assert_eq!(edge.callee_bytecodes, Some(10));

@@ -86,10 +86,19 @@ pub struct EdgeState {
     /// When the current code of the method whose code decides it last
     /// changed (the caller's clock).
     pub changed_ns: Option<u64>,
+    /// Inlined, and no instruction of the call remains in that code (an
+    /// inlined method optimised away, or a branch C2 pruned).
+    pub optimized_away: bool,
 }
 
 impl EdgeState {
-    pub const UNKNOWN: EdgeState = EdgeState { inlined: Inlined::Unknown, caller_level: None, code: None, changed_ns: None };
+    pub const UNKNOWN: EdgeState = EdgeState {
+        inlined: Inlined::Unknown,
+        caller_level: None,
+        code: None,
+        changed_ns: None,
+        optimized_away: false,
+    };
 }
 
 /// The state of the call at `call_bci` of the last frame of `path` (the
@@ -109,13 +118,18 @@ pub fn edge_state(table: &InlineTable, path: &[Step], call_bci: i32, callee: Opt
                 caller_level: Some(0),
                 code: None,
                 changed_ns: caller.method.and_then(|method| table.changed_ns(method)),
+                optimized_away: false,
             },
             false => EdgeState::UNKNOWN,
         };
     };
-    let inlined = callee.and_then(|callee| code.tree.child(node, call_bci, callee.0)).is_some();
+    // An inlined child, or else a position at the call (a real call), or
+    // else no instruction of the call at all (see `tree`).
+    let child = callee.and_then(|callee| code.tree.child(node, call_bci, callee.0));
+    let called = child.is_none() && code.tree.has_position(node, call_bci);
     EdgeState {
-        inlined: if inlined { Inlined::Yes } else { Inlined::No },
+        inlined: if called { Inlined::No } else { Inlined::Yes },
+        optimized_away: child.is_none() && !called,
         caller_level: code.facts.level,
         code: Some(RunningCode {
             root: code.root,
@@ -144,7 +158,8 @@ fn running_codes<'t>(table: &'t InlineTable, path: &[Step]) -> Vec<(&'t Code, u3
         }
         if running.is_empty() {
             // A physical frame of its own.
-            running = step.method.map(|method| table.current(method).map(|code| (code, ROOT)).collect()).unwrap_or_default();
+            running =
+                step.method.map(|method| table.current(method).map(|code| (code, ROOT)).collect()).unwrap_or_default();
         }
     }
     running
@@ -157,12 +172,13 @@ mod tests {
     use crate::table::{CodeFacts, Limits};
     use crate::tree::TreeBuilder;
 
-    /// VM ids: 1 main, 2 caller, 3 big, 4 small. The caller's own code
-    /// inlines small (@4) and calls big (@3); main's OSR code inlines
-    /// caller (@2) and, in it, small (@4) but not big.
+    /// VM ids: 1 main, 2 caller, 3 big, 4 small, 5 empty. The caller's
+    /// own code inlines small (@4) and calls big (@3); main's OSR code
+    /// inlines caller (@2) and, in it, small (@4) but not big; empty (@6)
+    /// is inlined and optimised away (no position left at all).
     fn table() -> InlineTable {
         let mut table = InlineTable::new(Limits::default());
-        let all = names(&[1, 2, 3, 4]);
+        let all = names(&[1, 2, 3, 4, 5]);
         let mut caller = TreeBuilder::new(2, 64);
         caller.add_chain(&[(4, 0), (2, 4)]).unwrap();
         caller.add_chain(&[(2, 3)]).unwrap();
@@ -193,6 +209,15 @@ mod tests {
         assert_eq!((table.key(code.root).name.as_str(), code.osr_bci, big.caller_level), ("m1", Some(9), Some(4)));
         let small = edge_state(&table, &context, 4, method(&table, 4));
         assert_eq!(small.inlined, Inlined::Yes);
+    }
+
+    #[test]
+    fn a_call_without_any_instruction_left_is_no_call() {
+        let table = table();
+        let context = path(&table, &[(1, -1), (2, 2)]);
+        let empty = edge_state(&table, &context, 6, method(&table, 5));
+        assert_eq!((empty.inlined, empty.optimized_away), (Inlined::Yes, true));
+        assert!(!edge_state(&table, &context, 4, method(&table, 4)).optimized_away);
     }
 
     #[test]

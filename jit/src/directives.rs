@@ -1,13 +1,20 @@
 //! HotSpot compiler directives that ask C2 to inline the advised calls.
 //!
-//! One directive per compiled method whose code runs the callers (the
-//! `compiled_in` of the advice: the caller itself, or the method that
-//! inlined it), forcing the callees inline in its C2 compilations:
+//! A directive forces a callee inline in the C2 compilations of the methods
+//! it matches. Which compilation inlines a call depends on the context: the
+//! caller's own, or that of a method above it that inlined the caller, and
+//! that changes as HotSpot compiles again (an outer method compiled later
+//! may inline the caller, and then decides the call by its own directive).
+//! So each advised call's directive matches every method whose compilation
+//! can hold it in its context: the caller and its callers up to
+//! `MaxInlineLevel` above (the `roots` of the advice). Only the first
+//! directive matching a method counts, so methods are grouped by the
+//! callees they must inline, one directive per group:
 //!
 //! ```json
 //! [
 //!   {
-//!     "match": "pkg/Caller.method(I)J",
+//!     "match": ["pkg/Caller.method(I)J", "pkg/Outer.run()V"],
 //!     "c2": {
 //!       "inline": ["+pkg/Callee.method(J)J"]
 //!     }
@@ -29,11 +36,11 @@ use serde::{Deserialize, Serialize};
 use crate::advice::{Action, EdgeAdvice};
 use crate::table::MethodKey;
 
-/// One directive: a method pattern and the callees its C2 compilations inline.
+/// One directive: method patterns and the callees their C2 compilations inline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Directive {
     #[serde(rename = "match")]
-    pub matches: String,
+    pub matches: Vec<String>,
     pub c2: C2Options,
 }
 
@@ -64,15 +71,25 @@ pub fn pattern(key: &MethodKey) -> Option<String> {
 
 /// The directives for every `inline` advice among `edges`, in their order.
 pub fn directives(edges: &[EdgeAdvice]) -> Vec<Directive> {
-    let mut directives: Vec<Directive> = Vec::new();
+    // Each method to match, with the callees its compilations must inline.
+    let mut roots: Vec<(String, Vec<String>)> = Vec::new();
     for edge in edges.iter().filter(|edge| edge.action == Action::Inline) {
-        let root = edge.compiled_in.as_ref().unwrap_or(&edge.caller);
-        let (Some(matches), Some(callee)) = (pattern(root), pattern(&edge.callee)) else { continue };
+        let Some(callee) = pattern(&edge.callee) else { continue };
         let callee = format!("+{callee}");
-        match directives.iter_mut().find(|directive| directive.matches == matches) {
-            Some(directive) if directive.c2.inline.contains(&callee) => {}
-            Some(directive) => directive.c2.inline.push(callee),
-            None => directives.push(Directive { matches, c2: C2Options { inline: vec![callee] } }),
+        let named = edge.compiled_in.iter().chain(std::iter::once(&edge.caller)).chain(&edge.roots);
+        for root in named.filter_map(pattern) {
+            match roots.iter_mut().find(|(known, _)| *known == root) {
+                Some((_, callees)) if callees.contains(&callee) => {}
+                Some((_, callees)) => callees.push(callee.clone()),
+                None => roots.push((root, vec![callee.clone()])),
+            }
+        }
+    }
+    let mut directives: Vec<Directive> = Vec::new();
+    for (root, callees) in roots {
+        match directives.iter_mut().find(|directive| directive.c2.inline == callees) {
+            Some(directive) => directive.matches.push(root),
+            None => directives.push(Directive { matches: vec![root], c2: C2Options { inline: callees } }),
         }
     }
     directives
@@ -85,14 +102,16 @@ pub fn render(directives: &[Directive]) -> String {
     text
 }
 
-/// The classes whose code must be compiled again for `directives` to take
-/// effect (the matched methods' classes, in source form).
+/// The classes whose code must be compiled again for the directives to
+/// take effect (in source form): the class of the code that runs each
+/// advised call now, and the caller's.
 pub fn classes_to_recompile(edges: &[EdgeAdvice]) -> Vec<String> {
     let mut classes: Vec<String> = Vec::new();
     for edge in edges.iter().filter(|edge| edge.action == Action::Inline) {
-        let root = edge.compiled_in.as_ref().unwrap_or(&edge.caller);
-        if pattern(root).is_some() && !classes.contains(&root.class) {
-            classes.push(root.class.clone());
+        for method in edge.compiled_in.iter().chain(std::iter::once(&edge.caller)) {
+            if pattern(method).is_some() && !classes.contains(&method.class) {
+                classes.push(method.class.clone());
+            }
         }
     }
     classes
@@ -106,7 +125,9 @@ mod tests {
     use pcct::Weight;
 
     fn advice(caller: MethodKey, root: Option<MethodKey>, callee: MethodKey, action: Action) -> EdgeAdvice {
+        let roots = vec![caller.clone()];
         EdgeAdvice {
+            roots,
             caller,
             call_site: CallSite { bci: 5, line: None },
             callee,
@@ -140,25 +161,29 @@ mod tests {
     }
 
     #[test]
-    fn one_directive_per_compiled_method_with_each_callee_once() {
+    fn every_method_that_can_compile_the_call_is_matched_once_with_all_its_callees() {
         let main = MethodKey::new("p.Main", "main", "([Ljava/lang/String;)V");
+        let round = MethodKey::new("p.Main", "round", "()J");
         let caller = MethodKey::new("p.Main", "escape", "(DD)I");
         let times = MethodKey::new("p.Main$Complex", "times", "(Lp/Main$Complex;)Lp/Main$Complex;");
         let other = MethodKey::new("p.Other", "f", "()V");
+        let mut to_times = advice(caller.clone(), Some(round.clone()), times.clone(), Action::Inline);
+        to_times.roots = vec![caller.clone(), round.clone(), main.clone()];
         let edges = vec![
-            advice(caller.clone(), Some(main.clone()), times.clone(), Action::Inline),
-            advice(caller.clone(), Some(main.clone()), times.clone(), Action::Inline),
+            to_times.clone(),
+            to_times,
             advice(caller.clone(), None, other.clone(), Action::Inline),
             advice(caller.clone(), None, times.clone(), Action::Wait),
         ];
         let made = directives(&edges);
         let text = render(&made);
         let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let times = "+p/Main$Complex.times(Lp/Main$Complex;)Lp/Main$Complex;";
         assert_eq!(
             parsed,
             serde_json::json!([
-                {"match": "p/Main.main([Ljava/lang/String;)V", "c2": {"inline": ["+p/Main$Complex.times(Lp/Main$Complex;)Lp/Main$Complex;"]}},
-                {"match": "p/Main.escape(DD)I", "c2": {"inline": ["+p/Other.f()V"]}}
+                {"match": ["p/Main.round()J", "p/Main.main([Ljava/lang/String;)V"], "c2": {"inline": [times]}},
+                {"match": ["p/Main.escape(DD)I"], "c2": {"inline": [times, "+p/Other.f()V"]}}
             ])
         );
         assert_eq!(classes_to_recompile(&edges), vec!["p.Main".to_string()]);

@@ -124,12 +124,20 @@ pub fn assess_edges(
         if bci < 0 || !java(caller) || !java(callee) {
             continue;
         }
+        let mut roots: Vec<MethodKey> = Vec::new();
+        for &(method, _) in above.iter().rev().filter(|&&(method, _)| java(method)).take(flags.inline_depth() + 1) {
+            let key = key_of(methods, method);
+            if !roots.contains(&key) {
+                roots.push(key);
+            }
+        }
         let call = HotCall {
             caller: key_of(methods, caller),
             call_site: CallSite { bci, line: methods.get(caller).line_of(bci) },
             callee: key_of(methods, callee),
             weight: edge.weight,
             share: contexts.share(&edge.weight),
+            roots,
         };
         let state = state(table, &mut names, edge);
         assessed.push(assess(call, &state, table, flags, now_ns));
@@ -170,7 +178,14 @@ pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_n
 
 /// The advice for the copied edges: at least `min_share`, at most `limit`
 /// of each list.
-pub fn advice(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, min_share: f64, limit: usize, now_ns: u64) -> Advice {
+pub fn advice(
+    jit: &Jit,
+    methods: &MethodTable,
+    contexts: &EdgeContexts,
+    min_share: f64,
+    limit: usize,
+    now_ns: u64,
+) -> Advice {
     let flags = jit.setup().flags;
     let edges = assess_edges(&jit.table.lock(), methods, contexts, flags, now_ns);
     advise(edges, min_share, limit)
@@ -202,7 +217,9 @@ mod tests {
         let names = ["main", "caller", "big", "small"]
             .iter()
             .enumerate()
-            .map(|(i, name)| (i as u64 + 1, Some(MethodFacts { key: MethodKey::new("p.T", name, "()V"), bytecodes: Some(9) })))
+            .map(|(i, name)| {
+                (i as u64 + 1, Some(MethodFacts { key: MethodKey::new("p.T", name, "()V"), bytecodes: Some(9) }))
+            })
             .collect();
         let mut osr = TreeBuilder::new(1, 64);
         osr.add_chain(&[(4, 0), (2, 4), (1, 2)]).unwrap();
@@ -231,6 +248,8 @@ mod tests {
         let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
         assert_eq!(big.compiled_in.as_ref().map(|key| key.name.as_str()), Some("main"));
         assert_eq!(big.call_site.bci, 3);
+        let roots: Vec<&str> = big.roots.iter().map(|key| key.name.as_str()).collect();
+        assert_eq!(roots, vec!["caller", "main"]);
         assert!(big.share > 0.0);
     }
 

@@ -87,15 +87,15 @@ pub struct CodeFacts {
 pub struct Limits {
     /// Methods named (compiled or inlined) before the table is full.
     pub max_methods: usize,
-    /// Inlined calls kept, all code together (16 bytes each).
-    pub max_calls: usize,
+    /// Bytes of inlining trees kept, all code together.
+    pub max_tree_bytes: usize,
     /// Nodes of one piece of code's tree (deeper chains are cut).
     pub max_tree_nodes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_methods: 1 << 17, max_calls: 1 << 20, max_tree_nodes: 1 << 14 }
+        Limits { max_methods: 1 << 17, max_tree_bytes: 32 << 20, max_tree_nodes: 1 << 14 }
     }
 }
 
@@ -196,6 +196,7 @@ pub struct InlineTable {
     codes: HashMap<u64, Code>,
     current: HashMap<JitMethod, Current>,
     calls: usize,
+    tree_bytes: usize,
     name_bytes: usize,
     sequence: u64,
     complete: bool,
@@ -264,7 +265,7 @@ impl InlineTable {
         }
         let by_vm_id = &self.by_vm_id;
         let tree = tree.finish(|id| by_vm_id[&id].0);
-        if self.calls + tree.inlined_calls() > self.limits.max_calls {
+        if self.tree_bytes + tree.bytes() > self.limits.max_tree_bytes {
             self.complete = false;
             return Loaded::Full;
         }
@@ -288,6 +289,7 @@ impl InlineTable {
         // Whatever else sat at this address is gone from the VM.
         self.remove(address);
         self.calls += code.tree.inlined_calls();
+        self.tree_bytes += code.tree.bytes();
         self.codes.insert(address, code);
         let current = self.current.entry(root).or_default();
         current.set(osr_bci, Some(address));
@@ -299,6 +301,7 @@ impl InlineTable {
     fn remove(&mut self, address: u64) -> Option<Code> {
         let code = self.codes.remove(&address)?;
         self.calls -= code.tree.inlined_calls();
+        self.tree_bytes -= code.tree.bytes();
         if let Some(current) = self.current.get_mut(&code.root) {
             if current.slot(code.facts.osr_bci) == Some(address) {
                 current.set(code.facts.osr_bci, None);
@@ -340,7 +343,7 @@ impl InlineTable {
 
     /// Whether the table needs to start over (a load was refused).
     pub fn is_full(&self) -> bool {
-        self.methods.len() >= self.limits.max_methods || self.calls >= self.limits.max_calls
+        self.methods.len() >= self.limits.max_methods || self.tree_bytes >= self.limits.max_tree_bytes
     }
 
     /// The method the profile calls `key`, if the table knows it.
@@ -373,7 +376,7 @@ impl InlineTable {
             codes,
             methods: self.methods.len(),
             inlined_calls: self.calls,
-            bytes: self.name_bytes + maps + self.calls * 16 + codes * std::mem::size_of::<Code>(),
+            bytes: self.name_bytes + maps + self.tree_bytes + codes * std::mem::size_of::<Code>(),
             complete: self.complete,
             restarts: self.restarts,
         }

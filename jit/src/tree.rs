@@ -10,6 +10,15 @@
 //! from the root of the tree; the tree is the union of the paths: its nodes
 //! are method activations inside the code, its edges the inlined calls.
 //!
+//! A call that is not inlined is a call instruction, and HotSpot describes
+//! every call for deoptimisation: some position's chain ends in the
+//! caller at the call's bci. So the tree also keeps, per node, the bcis at
+//! which a chain ends (a bitmap per node): a call site with such a
+//! position and no inlined child is a real call; a call site with neither
+//! left no instruction at all (an inlined method optimised away, such as
+//! an empty constructor, or a branch C2 pruned as never taken) and is no
+//! call either.
+//!
 //! The builder works on the VM's own method ids (jmethodIDs, opaque
 //! numbers here) so it can run before the methods are named; `finish`
 //! renames them and sorts the edges, so a child is found by binary search.
@@ -34,13 +43,24 @@ pub enum ChainError {
 pub struct TreeBuilder {
     root: u64,
     children: BTreeMap<(u32, i32, u64), u32>,
+    /// Per node, a bitmap of the bcis where a chain ends.
+    positions: BTreeMap<u32, Vec<u64>>,
     max_nodes: usize,
     truncated: bool,
 }
 
+/// Highest bci a position bitmap covers (a method's bytecode is at most 64 KiB).
+const MAX_BCI: i32 = u16::MAX as i32;
+
 impl TreeBuilder {
     pub fn new(root: u64, max_nodes: usize) -> TreeBuilder {
-        TreeBuilder { root, children: BTreeMap::new(), max_nodes: max_nodes.max(1), truncated: false }
+        TreeBuilder {
+            root,
+            children: BTreeMap::new(),
+            positions: BTreeMap::new(),
+            max_nodes: max_nodes.max(1),
+            truncated: false,
+        }
     }
 
     /// Adds one position's chain of (method, bci), innermost first, as
@@ -62,6 +82,14 @@ impl TreeBuilder {
                 None => *self.children.entry((node, call_bci, method)).or_insert(next),
             };
             call_bci = bci;
+        }
+        if (0..=MAX_BCI).contains(&call_bci) {
+            let (word, bit) = (call_bci as usize / 64, call_bci as usize % 64);
+            let bits = self.positions.entry(node).or_default();
+            if bits.len() <= word {
+                bits.resize(word + 1, 0);
+            }
+            bits[word] |= 1 << bit;
         }
         Ok(())
     }
@@ -92,7 +120,18 @@ impl TreeBuilder {
             .map(|((parent, bci, method), child)| TreeEdge { parent, bci, method: name(method), child })
             .collect();
         edges.sort_unstable_by_key(|edge| (edge.parent, edge.bci, edge.method));
-        CodeTree { root, edges: edges.into_boxed_slice() }
+        let mut positions = Vec::with_capacity(self.positions.len());
+        let mut bits = Vec::new();
+        for (node, words) in self.positions {
+            positions.push((node, bits.len() as u32, words.len() as u32));
+            bits.extend(words);
+        }
+        CodeTree {
+            root,
+            edges: edges.into_boxed_slice(),
+            positions: positions.into_boxed_slice(),
+            bits: bits.into_boxed_slice(),
+        }
     }
 }
 
@@ -105,11 +144,15 @@ struct TreeEdge {
     child: u32,
 }
 
-/// A finished inlining tree: 16 bytes per inlined call.
+/// A finished inlining tree: 16 bytes per inlined call, and a bit per bci
+/// of each node's method up to its last position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodeTree {
     root: u32,
     edges: Box<[TreeEdge]>,
+    /// (node, first word in `bits`, words), by node.
+    positions: Box<[(u32, u32, u32)]>,
+    bits: Box<[u64]>,
 }
 
 impl CodeTree {
@@ -127,9 +170,24 @@ impl CodeTree {
             .map(|index| self.edges[index].child)
     }
 
+    /// Whether some code position's chain ends at `bci` of node `node`
+    /// (where a call that is not inlined always has one).
+    pub fn has_position(&self, node: u32, bci: i32) -> bool {
+        let Ok(index) = self.positions.binary_search_by_key(&node, |&(at, _, _)| at) else { return false };
+        let (_, start, words) = self.positions[index];
+        let Ok(bci) = usize::try_from(bci) else { return false };
+        let word = bci / 64;
+        word < words as usize && self.bits[start as usize + word] & (1 << (bci % 64)) != 0
+    }
+
     /// Inlined calls in the tree.
     pub fn inlined_calls(&self) -> usize {
         self.edges.len()
+    }
+
+    /// About how many bytes the tree holds.
+    pub fn bytes(&self) -> usize {
+        self.edges.len() * std::mem::size_of::<TreeEdge>() + self.positions.len() * 12 + self.bits.len() * 8
     }
 
     /// Every method inlined at least once.
@@ -160,6 +218,9 @@ mod tests {
         assert_eq!(tree.child(loop_node, 11, 3), None, "bci 11 is a position in loop, not a call");
         assert_eq!(tree.child(ROOT, 7, 2), None);
         assert_eq!(tree.inlined_calls(), 2);
+        assert!(tree.has_position(loop_node, 11) && tree.has_position(ROOT, 7));
+        assert!(!tree.has_position(ROOT, 5), "bci 5 is inlined, no position of main's own");
+        assert!(!tree.has_position(loop_node, 9) && !tree.has_position(99, 0) && !tree.has_position(ROOT, 700));
     }
 
     #[test]

@@ -349,7 +349,8 @@ fn blobs_are_found_from_any_pc_inside_them() {
 fn an_nmethod_tells_its_level_entry_and_compile_id_from_any_code_address() {
     for jdk in [Jdk::J17, Jdk::J25] {
         let mut vm = build_as(jdk);
-        let compile_id = code::compile_id(&vm.memory, &vm.layout, &code::find_blob(&vm.memory, &vm.layout, NM).unwrap());
+        let compile_id =
+            code::compile_id(&vm.memory, &vm.layout, &code::find_blob(&vm.memory, &vm.layout, NM).unwrap());
         vm.memory.put_u32(NM + 96, 4);
         vm.memory.put_u32(NM + 100, u32::MAX); // InvocationEntryBci: the normal entry
         let facts = code::nmethod_facts(&vm.memory, &vm.layout, NM_CODE + 0x10).expect("an nmethod");

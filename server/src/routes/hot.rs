@@ -99,7 +99,8 @@ pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery)
         Some(copied) => copied,
         None => {
             let job_state = state.clone();
-            with_snapshot(&state, move |profile| copy_edges(&job_state, &profile, &profile.tree.top_edges(limit))).await?
+            with_snapshot(&state, move |profile| copy_edges(&job_state, &profile, &profile.tree.top_edges(limit)))
+                .await?
         }
     };
     let inlining = pcct_jit::profile::inlining(&state.shared.jit, &methods, &contexts, now_ns());
