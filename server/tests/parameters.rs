@@ -47,6 +47,10 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
             cases.extend([("by=cum", "by"), ("by=", "by"), ("by=SELF", "by"), ("by=self&by=total", "by")]);
         }
         "/api/hot-edges" | "/api/hot-nodes" => cases.extend(limit),
+        "/api/jit/advice" | "/api/jit/directives" => {
+            cases.extend(limit);
+            cases.extend(min_share);
+        }
         "/api/tree" => {
             cases.extend(min_share);
             cases.extend([
