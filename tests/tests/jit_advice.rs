@@ -184,3 +184,31 @@ per_jdk! {
         finish(served, &fixture);
     }
 }
+
+/// The `<tbody>` of the page's advice table.
+fn advice_rows(dom: &str) -> &str {
+    let Some(start) = dom.find("<table id=\"jit-table\">") else { return "" };
+    let end = dom[start..].find("</table>").map_or(dom.len(), |end| start + end);
+    &dom[start..end]
+}
+
+per_jdk! {
+    /// The live page shows the advice: in headless Chromium, its advice
+    /// table lists the call to the too-big callee as one to inline.
+    fn the_live_page_shows_the_advice(jdk) {
+        let fixture = Fixture::new("jit-page");
+        let served = start(jdk, &fixture, "interval=1ms");
+        let client = served.client.clone();
+        wait_for_edge(&client, TOO_BIG, false, COMPILED);
+        let chromium = pcct_tests::browser::Chromium::new(fixture.dir());
+        let wanted = format!("{CALLER} → {TOO_BIG}");
+        let (dom, ready) = chromium.dump_dom_until(
+            &format!("{}/", client.base_url()),
+            Duration::from_secs(3),
+            Instant::now() + Duration::from_secs(90),
+            |dom| advice_rows(dom).split("<tr>").any(|row| row.contains(&wanted) && row.contains("\">inline</td>")),
+        );
+        assert!(ready, "JDK {}: the page's advice does not list {wanted} to inline:\n{}", jdk.major, advice_rows(&dom));
+        finish(served, &fixture);
+    }
+}
