@@ -95,7 +95,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_methods: 1 << 17, max_tree_bytes: 32 << 20, max_tree_nodes: 1 << 14 }
+        Limits { max_methods: 1 << 16, max_tree_bytes: 16 << 20, max_tree_nodes: 1 << 14 }
     }
 }
 

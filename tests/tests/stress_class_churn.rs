@@ -5,7 +5,9 @@
 //! trees, recent samples, every report, the flame graph, status and metrics
 //! on fresh connections. No crash, exit 0, no server error, every JSON
 //! answer parses, names of the churned class are served while it lives, and
-//! the profile parses with every frame named or `[unloaded]`.
+//! the profile parses with every frame named or `[unloaded]`. With inline
+//! records on (the default), the churned classes' compiled code is loaded
+//! into the inline table and unloaded from it meanwhile.
 
 use pcct::MethodKind;
 use pcct_tests::stress::{
@@ -53,11 +55,19 @@ per_jdk! {
         assert!(profile.cum_of("ChurnHelper", "churnWork").samples > 0, "{}", profile.top_methods(10));
         let json = profile_json(&profile_path);
         eprintln!(
-            "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}",
+            "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}; code loaded {} unloaded {}, inline records kept {} malformed {}",
             jdk.major,
             sampler_counter(&json, "methods_resolved"),
             sampler_counter(&json, "methods_unloaded"),
             sampler_counter(&json, "methods_failed"),
+            sampler_counter(&json, "methods_compiled"),
+            sampler_counter(&json, "code_unloaded"),
+            sampler_counter(&json, "inline_records_kept"),
+            sampler_counter(&json, "inline_records_malformed"),
         );
+        // Inline records are on by default: the churned classes' compiled
+        // code was loaded and unloaded (their records dropped) meanwhile.
+        assert!(sampler_counter(&json, "code_unloaded") > 0, "JDK {}: no compiled code unloaded while churning", jdk.major);
+        assert_eq!(sampler_counter(&json, "inline_records_malformed"), 0);
     }
 }
