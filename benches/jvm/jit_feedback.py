@@ -29,6 +29,16 @@ For each workload:
   share and `inlined` state at exit (the profile's jit_advice), and for
   agent-live the state just before the apply and how long the apply took.
 
+With --cost it measures instead what the inline records cost (the same
+workloads and rounds, every configuration with the agent at 10 ms):
+       agent-nojit    compiled=off: no CompiledMethodLoad events
+       agent-events   compiled=on,recompile=off: the events and the inline table
+       agent-default  compiled=on,recompile=on: and can_retransform_classes held
+                      from start-up (HotSpot records all evolution dependencies)
+  Reported: per-round pair ratios of process CPU and wall time,
+  agent-events/agent-nojit and agent-default/agent-events, and the table's size.
+  DebugNonSafepoints is on in all three (pcct turns it on).
+
 Outputs, in benches/results/jit-<date-time>/: results.jsonl (a meta line, the
 advice, one line per run), each run's stdout, stderr and profile, the
 directives file; a Markdown summary on stdout.
@@ -39,6 +49,8 @@ cargo build --release -p pcct-agent -p pcct-cli):
   python3 benches/jvm/jit_feedback.py --workloads jitadvice --rounds 8
   python3 benches/jvm/jit_feedback.py --smoke              # jitadvice 3 s, 1 round: proves the script, ~2 min
   python3 benches/jvm/jit_feedback.py --jdk /usr/lib/jvm/temurin-25-jdk-amd64
+  python3 benches/jvm/jit_feedback.py --cost --workloads javac,h2 --rounds 10   # what the events cost, ~40 min
+  python3 benches/jvm/jit_feedback.py --cost --smoke       # jitadvice 3 s, 1 round
 """
 
 import argparse
@@ -63,6 +75,9 @@ AGENT = ROOT / "target" / "release" / "libpcct_agent.so"
 PCCT = ROOT / "target" / "release" / "pcct"
 CONFIGS = ["base", "startup", "agent", "agent-startup", "agent-live"]
 PAIRS = [("startup", "base"), ("agent-startup", "agent"), ("agent-live", "agent")]
+COST_CONFIGS = {"agent-nojit": "compiled=off", "agent-events": "compiled=on,recompile=off",
+                "agent-default": "compiled=on,recompile=on"}
+COST_PAIRS = [("agent-events", "agent-nojit"), ("agent-default", "agent-events")]
 
 
 def log(message):
@@ -129,8 +144,11 @@ def live_apply(process, address_file, args, outcome):
     result = subprocess.run([str(PCCT), "advise", "--apply", str(process.pid), "--address", address,
                              "--min-share", str(args.min_share), "--limit", str(args.limit), "--wait", "60"],
                             capture_output=True, text=True)
-    outcome.update(applied=result.returncode == 0, apply_s=time.monotonic() - started,
-                   apply_output=(result.stdout + result.stderr)[-3000:])
+    output = result.stdout + result.stderr
+    outcome.update(applied=result.returncode == 0 and "inlined after" in output, apply_s=time.monotonic() - started,
+                   apply_output=output[-3000:])
+    if not outcome["applied"]:
+        outcome["why"] = "nothing to apply" if "nothing to apply" in output else f"pcct advise --apply: exit {result.returncode}"
     outcome["apply_at_s"] = started - outcome["started"]
 
 
@@ -140,7 +158,10 @@ def run_once(workload, setup, config, args, directives, out_base):
     if config in ("startup", "agent-startup"):
         flags += ["-XX:+UnlockDiagnosticVMOptions", f"-XX:CompilerDirectivesFile={directives}"]
     address_file = Path(f"{out_base}.addr")
-    if config.startswith("agent"):
+    if config in COST_CONFIGS:
+        profile = Path(f"{out_base}.json")
+        flags.append(agent_flag(f"interval=10ms,quiet=on,http=off,file={profile},{COST_CONFIGS[config]}"))
+    elif config.startswith("agent"):
         profile = Path(f"{out_base}.json")
         flags.append(agent_flag(f"interval=10ms,quiet=on,addr_file={address_file},file={profile}"))
     if setup.get("clean"):
@@ -177,7 +198,9 @@ def run_once(workload, setup, config, args, directives, out_base):
     if profile and profile.exists():
         with open(profile) as text:
             jit = json.load(text).get("jit_advice") or {}
-        record["at_exit"] = [edge_summary(e) for e in (jit.get("not_inlined", []) + jit.get("inlined", []))[:40]]
+        hottest = jit.get("not_inlined", [])[:30] + jit.get("inlined", [])[:30] + jit.get("unknown", [])[:10]
+        record["at_exit"] = [edge_summary(e) for e in hottest]
+        record["table"] = jit.get("jit", {}).get("table")
     record["ok"] = record["exit_status"] == 0 and not record.get("wrong")
     return record
 
@@ -239,8 +262,24 @@ def markdown(meta, advice, runs):
     applied = [r["live"] for r in runs if r.get("live")]
     if applied:
         done = [a for a in applied if a.get("applied")]
-        lines += ["", f"Live applies: {len(done)} of {len(applied)} reported inlined; "
-                  f"at {fmt_seconds([a['apply_at_s'] for a in done])} into the run, taking {fmt_seconds([a['apply_s'] for a in done])}."]
+        why = sorted({a.get("why", "") for a in applied if not a.get("applied")})
+        lines += ["", f"Live applies: {len(done)} of {len(applied)} reported inlined"
+                  + (f" (others: {'; '.join(why)})" if why else "")
+                  + f"; at {fmt_seconds([a['apply_at_s'] for a in done])} into the run, taking {fmt_seconds([a['apply_s'] for a in done])}."]
+    return "\n".join(lines)
+
+
+def cost_markdown(meta, names, runs):
+    lines = [f"Cost of the inline records, {meta['date']}, {meta['java_version']}, {meta['rounds']} rounds, seed {meta['seed']}",
+             "", "| workload | CPU events / nojit | CPU default / events | wall events / nojit | wall default / events | table (median) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for workload in names:
+        cpu = [fmt_ratios(ratios(runs, workload, "cpu_s", a, b)) for a, b in COST_PAIRS]
+        wall = [fmt_ratios(ratios(runs, workload, "wall_s", a, b)) for a, b in COST_PAIRS]
+        tables = [r["table"] for r in runs if r["workload"] == workload and r.get("table") and r["table"]["codes"]]
+        size = (f"{statistics.median(t['codes'] for t in tables):.0f} codes, "
+                f"{statistics.median(t['bytes'] for t in tables) / 1024:.0f} KiB") if tables else "—"
+        lines.append(f"| {workload} | {' | '.join(cpu)} | {' | '.join(wall)} | {size} |")
     return "\n".join(lines)
 
 
@@ -259,6 +298,7 @@ def main():
     parser.add_argument("--jdk", default=str(harness.JAVA_HOME))
     parser.add_argument("--seed", type=int)
     parser.add_argument("--smoke", action="store_true", help="jitadvice for 3 s, 1 round")
+    parser.add_argument("--cost", action="store_true", help="measure what the inline records cost instead")
     args = parser.parse_args()
     if args.smoke:
         args.workloads, args.rounds, args.jitadvice_seconds = "jitadvice", 1, 3
@@ -279,17 +319,18 @@ def main():
     with open(jsonl, "a") as out:
         out.write(json.dumps(meta) + "\n")
     advice, directives = {}, {}
-    for workload in names:
+    for workload in names if not args.cost else []:
         log(f"{workload}: profile run and advice")
         advice[workload], directives[workload] = profile_and_advise(workload, made[workload], args, out_dir)
         with open(jsonl, "a") as out:
             out.write(json.dumps({"type": "advice", "workload": workload, "advice": advice[workload]}) + "\n")
     rng, runs = random.Random(seed), []
+    configs = list(COST_CONFIGS) if args.cost else CONFIGS
     for round_index in range(args.rounds):
-        order = [(w, c) for w in names for c in CONFIGS]
+        order = [(w, c) for w in names for c in configs]
         rng.shuffle(order)
         for workload, config in order:
-            record = run_once(workload, made[workload], config, args, directives[workload],
+            record = run_once(workload, made[workload], config, args, directives.get(workload),
                               out_dir / f"{workload}-{config}-r{round_index}")
             record["round"] = round_index
             runs.append(record)
@@ -297,7 +338,7 @@ def main():
                 out.write(json.dumps(record) + "\n")
             log(f"round {round_index + 1}/{args.rounds} {workload:9} {config:13} cpu {record['cpu_s']:6.2f} s "
                 f"throughput {record['throughput']:.4g} {'ok' if record['ok'] else 'FAILED'}")
-    print(markdown(meta, advice, runs))
+    print(cost_markdown(meta, names, runs) if args.cost else markdown(meta, advice, runs))
     log(f"results: {jsonl}")
     if args.smoke and not all(run["ok"] for run in runs):
         sys.exit(1)

@@ -25,7 +25,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lexopt::prelude::*;
-use pcct_jit::directives::{classes_to_recompile, directives, render};
+use pcct_jit::directives::{classes_to_recompile, directives, render, to_inline};
 use pcct_jit::live::AdviceReport;
 use pcct_jit::{advice, Action, EdgeAdvice, MethodKey};
 use serde::Deserialize;
@@ -106,7 +106,7 @@ fn read_advice(source: &str, settings: &Settings) -> Result<AdviceReport, Failur
     }
     if source.contains(':') {
         let server = Server::new(source, settings.token.clone());
-        return live_advice(&server, settings.limit, settings.min_share);
+        return live_advice(&server, MAX_LIMIT, settings.min_share);
     }
     Err(failed(format!("{source} is neither a JSON profile nor a host:port where an agent serves")))
 }
@@ -126,7 +126,7 @@ fn profile_advice(path: &Path, settings: &Settings) -> Result<AdviceReport, Fail
     let all =
         std::mem::take(&mut report.advice.not_inlined).into_iter().chain(std::mem::take(&mut report.advice.inlined));
     let all = all.chain(std::mem::take(&mut report.advice.unknown));
-    report.advice = advice::advise(all.collect(), settings.min_share, settings.limit);
+    report.advice = advice::advise(all.collect(), settings.min_share, MAX_LIMIT);
     report.min_share = settings.min_share;
     Ok(report)
 }
@@ -137,9 +137,21 @@ fn live_advice(server: &Server, limit: usize, min_share: f64) -> Result<AdviceRe
         .map_err(|e| failed(format!("the agent at {} answered an unknown advice: {e}", server.address)))
 }
 
+/// Most edges of each list asked for (the routes' bound).
+const MAX_LIMIT: usize = 1000;
+
+/// `report` with each list cut to `limit`, and the directives for its
+/// `limit` hottest edges to inline (taken from the whole list).
+fn cut(mut report: AdviceReport, limit: usize) -> (AdviceReport, String) {
+    let file = render(&directives(&to_inline(&report.advice.not_inlined, limit)));
+    for list in [&mut report.advice.not_inlined, &mut report.advice.inlined, &mut report.advice.unknown] {
+        list.truncate(limit);
+    }
+    (report, file)
+}
+
 fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
-    let report = read_advice(source, settings)?;
-    let file = render(&directives(&report.advice.not_inlined));
+    let (report, file) = cut(read_advice(source, settings)?, settings.limit);
     if let Some(output) = &settings.output {
         std::fs::write(output, &file).map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
     }
@@ -147,7 +159,7 @@ fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
         "json" => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         "directives" => file,
         _ => {
-            let mut text = describe(&report);
+            let mut text = describe(&report, &file);
             if let Some(output) = &settings.output {
                 text.push_str(&format!("\ndirectives written to {}\n", output.display()));
             }
@@ -183,8 +195,8 @@ fn edge_line(edge: &EdgeAdvice) -> String {
     )
 }
 
-/// The advice as text.
-fn describe(report: &AdviceReport) -> String {
+/// The advice as text, with `file`, its directives.
+fn describe(report: &AdviceReport, file: &str) -> String {
     let setup = &report.jit.setup;
     let flags = &setup.flags;
     let mut text = format!(
@@ -212,7 +224,6 @@ fn describe(report: &AdviceReport) -> String {
             text.push_str(&format!("{}\n", edge_line(edge)));
         }
     }
-    let file = render(&directives(&report.advice.not_inlined));
     text.push_str(&format!(
         "\ncompiler directives (HotSpot: -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile=<file>):\n{file}"
     ));
@@ -343,10 +354,10 @@ fn edge_key(edge: &EdgeAdvice) -> (MethodKey, i32, MethodKey) {
 
 fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     let server = find_agent(pid, settings)?;
-    let report = live_advice(&server, settings.limit, settings.min_share)?;
-    print!("{}", describe(&report));
-    let chosen: Vec<&EdgeAdvice> =
-        report.advice.not_inlined.iter().filter(|edge| edge.action == Action::Inline).collect();
+    let full = live_advice(&server, MAX_LIMIT, settings.min_share)?;
+    let chosen = to_inline(&full.advice.not_inlined, settings.limit);
+    let (report, file_text) = cut(full, settings.limit);
+    print!("{}", describe(&report, &file_text));
     if chosen.is_empty() {
         println!("\nnothing to apply: no hot edge from {:.2}% on is a call in C2 code", settings.min_share * 100.0);
         return Ok(());
@@ -358,9 +369,9 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
             record.display()
         )));
     }
-    let made = directives(&report.advice.not_inlined);
-    let classes = classes_to_recompile(&report.advice.not_inlined);
-    write_new(&file, &render(&made))?;
+    let made = directives(&chosen);
+    let classes = classes_to_recompile(&chosen);
+    write_new(&file, &file_text)?;
     let jcmd = jcmd_for(pid, settings);
     add_directives(&jcmd, pid, &file, made.len())?;
     let applied = serde_json::json!({
@@ -369,7 +380,7 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
         "directives": made.len(),
         "classes": classes,
         "file": file,
-        "edges": chosen.iter().map(|edge| edge_key(edge)).collect::<Vec<_>>(),
+        "edges": chosen.iter().map(edge_key).collect::<Vec<_>>(),
     });
     write_new(&record, &serde_json::to_string_pretty(&applied).unwrap_or_default())?;
     println!(
@@ -414,11 +425,11 @@ fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
 
 /// Polls the agent until every edge of `chosen` is reported inlined in
 /// every context and not inlined in none, at most `wait`.
-fn wait_until_inlined(server: &Server, chosen: &[&EdgeAdvice], wait: Duration) -> Result<(), Failure> {
+fn wait_until_inlined(server: &Server, chosen: &[EdgeAdvice], wait: Duration) -> Result<(), Failure> {
     let started = Instant::now();
-    let wanted: Vec<_> = chosen.iter().map(|edge| edge_key(edge)).collect();
+    let wanted: Vec<_> = chosen.iter().map(edge_key).collect();
     loop {
-        let now = live_advice(server, 1000, 0.0)?;
+        let now = live_advice(server, MAX_LIMIT, 0.0)?;
         let inlined: Vec<&EdgeAdvice> =
             now.advice.inlined.iter().filter(|edge| wanted.contains(&edge_key(edge))).collect();
         let still_called =
@@ -502,9 +513,11 @@ mod tests {
             action: Action::Inline,
             why: "because".to_string(),
             roots: vec![MethodKey::new("p.A", "run", "()V"), MethodKey::new("p.A", "main", "()V")],
+            callees_at_site: 1,
         };
         let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
-        let text = describe(&report);
+        let (report, file) = cut(report, 10);
+        let text = describe(&report, &file);
         assert!(text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code of p.A.main"), "{text}");
         assert!(text.contains("inline: because"), "{text}");
         assert!(text.contains(r#""p/A.main()V","#) && text.contains(r#""p/A.run()V""#), "{text}");

@@ -71,6 +71,9 @@ pub struct HotCall {
     /// context: the caller, then its callers in the context, nearest
     /// first, at most `MaxInlineLevel` of them.
     pub roots: Vec<MethodKey>,
+    /// Different methods the profile's hot edges call from this call site
+    /// (more than two: a megamorphic virtual call).
+    pub callees_at_site: usize,
 }
 
 /// One edge, assessed.
@@ -102,6 +105,8 @@ pub struct EdgeAdvice {
     /// caller, then its callers, nearest first): a directive names them
     /// all, so the call is inlined whichever of them C2 compiles it into.
     pub roots: Vec<MethodKey>,
+    /// Different methods the hot edges call from this call site.
+    pub callees_at_site: usize,
 }
 
 /// Assesses `call` in the state the table gives it.
@@ -127,6 +132,7 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
         action,
         why,
         roots: call.roots,
+        callees_at_site: call.callees_at_site,
     }
 }
 
@@ -162,6 +168,13 @@ fn decide(
         Inlined::No if callee_known && callee_bytecodes.is_none() => {
             (Action::Cannot, "the callee has no bytecode (a native method): HotSpot cannot inline it".to_string())
         }
+        Inlined::No if call.callees_at_site > 2 => (
+            Action::Cannot,
+            format!(
+                "a megamorphic call: the profile sees {} different methods called from this site; C2 inlines at most two receiver types, and no directive changes that",
+                call.callees_at_site
+            ),
+        ),
         Inlined::No if state.caller_level.is_some_and(|level| level < 4) => (
             Action::Wait,
             format!(
@@ -216,10 +229,14 @@ pub struct Advice {
     pub unknown: Vec<EdgeAdvice>,
 }
 
+/// What makes two contexts' edges one advice: the call (caller, bci,
+/// callee), where it is compiled (method, OSR entry) and whether inlined.
+type MergeKey = (MethodKey, i32, MethodKey, Option<MethodKey>, Option<i32>, bool);
+
 /// Merges the contexts of one call compiled in one place, then ranks.
 pub fn advise(edges: Vec<EdgeAdvice>, min_share: f64, limit: usize) -> Advice {
     let mut merged: Vec<EdgeAdvice> = Vec::new();
-    let mut index: HashMap<(MethodKey, i32, MethodKey, Option<MethodKey>, Option<i32>, bool), usize> = HashMap::new();
+    let mut index: HashMap<MergeKey, usize> = HashMap::new();
     for edge in edges {
         let key = (
             edge.caller.clone(),
@@ -284,6 +301,7 @@ mod tests {
             weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40 },
             share,
             roots: vec![key("m1")],
+            callees_at_site: 1,
         }
     }
 
@@ -303,7 +321,7 @@ mod tests {
         assert!(edge.why.contains("small (10 bytes"), "{}", edge.why);
         assert_eq!(edge.changed_ago_ns, Some(20));
         assert_eq!(edge.compiled_in, Some(key("m1")));
-        assert_eq!(size_reason(Some(400), flags).contains("over FreqInlineSize=325"), true);
+        assert!(size_reason(Some(400), flags).contains("over FreqInlineSize=325"));
     }
 
     #[test]
@@ -318,6 +336,10 @@ mod tests {
         native.load(facts(0x1000, 1, 5), tree(1, &[2]), vec![(1, None), (2, no_bytecode)], 10);
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 4), &native, flags, 30).action, Action::Cannot);
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::Yes, 4), &table, flags, 30).action, Action::None);
+        let megamorphic = HotCall { callees_at_site: 3, ..call("m2", 0.4) };
+        let edge = assess(megamorphic, &state(Inlined::No, 4), &table, flags, 30);
+        assert_eq!(edge.action, Action::Cannot);
+        assert!(edge.why.contains("megamorphic"), "{}", edge.why);
     }
 
     #[test]

@@ -69,6 +69,11 @@ pub fn pattern(key: &MethodKey) -> Option<String> {
     (name_ok && signature_ok).then(|| format!("{}.{}{}", parts.join("/"), key.name, key.signature))
 }
 
+/// The first `limit` edges of `edges` to inline (action `inline`), in order.
+pub fn to_inline(edges: &[EdgeAdvice], limit: usize) -> Vec<EdgeAdvice> {
+    edges.iter().filter(|edge| edge.action == Action::Inline).take(limit).cloned().collect()
+}
+
 /// The directives for every `inline` advice among `edges`, in their order.
 pub fn directives(edges: &[EdgeAdvice]) -> Vec<Directive> {
     // Each method to match, with the callees its compilations must inline.
@@ -128,6 +133,7 @@ mod tests {
         let roots = vec![caller.clone()];
         EdgeAdvice {
             roots,
+            callees_at_site: 1,
             caller,
             call_site: CallSite { bci: 5, line: None },
             callee,
@@ -188,5 +194,7 @@ mod tests {
         );
         assert_eq!(classes_to_recompile(&edges), vec!["p.Main".to_string()]);
         assert_eq!(render(&[]), "[]\n");
+        assert_eq!(to_inline(&edges, 2).len(), 2);
+        assert!(to_inline(&edges, 10).iter().all(|edge| edge.action == Action::Inline));
     }
 }

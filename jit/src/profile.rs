@@ -117,6 +117,7 @@ pub fn assess_edges(
 ) -> Vec<EdgeAdvice> {
     let mut names = Names { methods, table, known: HashMap::new() };
     let mut assessed = Vec::with_capacity(contexts.edges.len());
+    let callees = callees_by_site(methods, contexts);
     for edge in &contexts.edges {
         let Some((&(callee, bci), above)) = edge.path.split_last() else { continue };
         let Some(&(caller, _)) = above.last() else { continue };
@@ -138,11 +139,29 @@ pub fn assess_edges(
             weight: edge.weight,
             share: contexts.share(&edge.weight),
             roots,
+            callees_at_site: callees.get(&(caller, bci)).map_or(1, Vec::len),
         };
         let state = state(table, &mut names, edge);
         assessed.push(assess(call, &state, table, flags, now_ns));
     }
     assessed
+}
+
+/// The different methods the copied edges call from each call site
+/// (caller, bci), across contexts: more than two is a megamorphic call.
+fn callees_by_site(methods: &MethodTable, contexts: &EdgeContexts) -> HashMap<(MethodId, i32), Vec<MethodId>> {
+    let mut sites: HashMap<(MethodId, i32), Vec<MethodId>> = HashMap::new();
+    for edge in &contexts.edges {
+        let [.., (caller, _), (callee, bci)] = edge.path.as_slice() else { continue };
+        if methods.get(*callee).kind != MethodKind::Java {
+            continue;
+        }
+        let callees = sites.entry((*caller, *bci)).or_default();
+        if !callees.contains(callee) {
+            callees.push(*callee);
+        }
+    }
+    sites
 }
 
 /// What `/api/hot-edges` adds to each edge.
@@ -224,6 +243,7 @@ mod tests {
         let mut osr = TreeBuilder::new(1, 64);
         osr.add_chain(&[(4, 0), (2, 4), (1, 2)]).unwrap();
         osr.add_chain(&[(2, 3), (1, 2)]).unwrap();
+        osr.add_chain(&[(2, 9), (1, 2)]).unwrap();
         let facts = CodeFacts { address: 1, method: 1, level: Some(4), osr_bci: Some(0), compile_id: Some(1) };
         table.load(facts, osr, names, 0);
         table.mark_complete();
@@ -251,6 +271,25 @@ mod tests {
         let roots: Vec<&str> = big.roots.iter().map(|key| key.name.as_str()).collect();
         assert_eq!(roots, vec!["caller", "main"]);
         assert!(big.share > 0.0);
+    }
+
+    #[test]
+    fn a_site_calling_three_methods_is_megamorphic() {
+        let (mut tree, mut methods, table) = setup();
+        let caller = methods.intern("p.T", "caller", "()V");
+        let main = methods.intern("p.T", "main", "()V");
+        for name in ["a", "b", "c"] {
+            let callee = methods.intern("p.T", name, "()V");
+            let stack = [Frame::new(main, 2), Frame::new(caller, 9), Frame::new(callee, 0)];
+            tree.record(&mut Marks::new(), &stack, Weight { samples: 1, cpu_ns: 10, wall_ns: 10 }).unwrap();
+        }
+        let contexts = EdgeContexts::copy(&tree, &tree.top_edges(20), 1000);
+        let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
+        let at_nine: Vec<&EdgeAdvice> = advice.iter().filter(|edge| edge.call_site.bci == 9).collect();
+        assert_eq!(at_nine.len(), 3);
+        assert!(at_nine.iter().all(|edge| edge.callees_at_site == 3 && edge.action == crate::Action::Cannot));
+        let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
+        assert_eq!(big.callees_at_site, 1);
     }
 
     #[test]

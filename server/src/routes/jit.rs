@@ -20,7 +20,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use pcct::{MethodTable, NodeId};
-use pcct_jit::directives::{directives, render};
+use pcct_jit::directives::{directives, render, to_inline};
 use pcct_jit::live::{AdviceReport, Refused, MAX_CLASSES};
 use pcct_jit::profile::{self, EdgeContexts};
 use pcct_sampler::timer::now_ns;
@@ -92,11 +92,12 @@ pub async fn advice(State(state): State<AppState>, RawQuery(query): RawQuery) ->
 }
 
 /// `GET /api/jit/directives?limit=&min_share=`: a HotSpot compiler
-/// directives file for the advice (`[]` when nothing is to be inlined).
+/// directives file for the `limit` hottest edges to inline (`[]` when
+/// there are none).
 pub async fn directives_file(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let (limit, min_share) = advice_params(query.as_deref())?;
-    let answer = advice_answer(&state, limit, min_share).await?;
-    let mut response = render(&directives(&answer.report.advice.not_inlined)).into_response();
+    let answer = advice_answer(&state, super::MAX_LIMIT as usize, min_share).await?;
+    let mut response = render(&directives(&to_inline(&answer.report.advice.not_inlined, limit))).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
 }
