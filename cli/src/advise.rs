@@ -348,7 +348,7 @@ fn add_directives(jcmd: &Path, pid: u32, file: &Path, count: usize) -> Result<()
 }
 
 /// The key of an edge across recompilations.
-fn edge_key(edge: &EdgeAdvice) -> (MethodKey, i32, MethodKey) {
+fn edge_key(edge: &EdgeAdvice) -> EdgeKey {
     (edge.caller.clone(), edge.call_site.bci, edge.callee.clone())
 }
 
@@ -423,31 +423,62 @@ fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Polls the agent until every edge of `chosen` is reported inlined in
-/// every context and not inlined in none, at most `wait`.
+/// How long a chosen edge must go without a new call after the recompile
+/// to count as no longer called (not as waiting to be compiled again).
+const IDLE_AFTER: Duration = Duration::from_secs(5);
+
+type EdgeKey = (MethodKey, i32, MethodKey);
+
+/// Calls of the edge `key` in the advice, all contexts and states together.
+fn calls_of(advice: &pcct_jit::Advice, key: &EdgeKey) -> u64 {
+    let lists = [&advice.not_inlined, &advice.inlined, &advice.unknown];
+    lists.iter().flat_map(|list| list.iter()).filter(|edge| edge_key(edge) == *key).map(|edge| edge.calls).sum()
+}
+
+/// Polls the agent, at most `wait`, until every edge of `chosen` is either
+/// reported inlined in every context, or no longer called (no new call
+/// for [`IDLE_AFTER`]: hot once, at start-up say, it is not compiled again
+/// and there is nothing to see). Fails if one is still a call, or none was
+/// seen inlined.
 fn wait_until_inlined(server: &Server, chosen: &[EdgeAdvice], wait: Duration) -> Result<(), Failure> {
     let started = Instant::now();
-    let wanted: Vec<_> = chosen.iter().map(edge_key).collect();
+    let wanted: Vec<EdgeKey> = chosen.iter().map(edge_key).collect();
+    let first = live_advice(server, MAX_LIMIT, 0.0)?;
+    // (calls seen, when they last grew), per edge.
+    let mut seen: Vec<(u64, Instant)> = wanted.iter().map(|key| (calls_of(&first.advice, key), started)).collect();
     loop {
         let now = live_advice(server, MAX_LIMIT, 0.0)?;
-        let inlined: Vec<&EdgeAdvice> =
-            now.advice.inlined.iter().filter(|edge| wanted.contains(&edge_key(edge))).collect();
-        let still_called =
-            |key: &(MethodKey, i32, MethodKey)| now.advice.not_inlined.iter().any(|edge| edge_key(edge) == *key);
-        let done = wanted.iter().all(|key| inlined.iter().any(|edge| edge_key(edge) == *key) && !still_called(key));
-        if done {
+        let inlined_everywhere = |key: &EdgeKey| {
+            now.advice.inlined.iter().any(|edge| edge_key(edge) == *key)
+                && !now.advice.not_inlined.iter().any(|edge| edge_key(edge) == *key)
+        };
+        for (key, (calls, since)) in wanted.iter().zip(seen.iter_mut()) {
+            let total = calls_of(&now.advice, key);
+            if total > *calls {
+                *calls = total;
+                *since = Instant::now();
+            }
+        }
+        let idle = |index: usize| seen[index].1.elapsed() >= IDLE_AFTER;
+        let inlined: Vec<usize> = (0..wanted.len()).filter(|&i| inlined_everywhere(&wanted[i])).collect();
+        let settled = (0..wanted.len()).all(|i| inlined.contains(&i) || idle(i));
+        let describe_key =
+            |(caller, bci, callee): &EdgeKey| format!("{} (bci {bci}) -> {}", caller.display(), callee.display());
+        if settled && !inlined.is_empty() {
             println!("inlined after {:.1} s:", started.elapsed().as_secs_f64());
-            for edge in inlined {
+            for edge in now.advice.inlined.iter().filter(|edge| inlined.iter().any(|&i| edge_key(edge) == wanted[i])) {
                 println!("{}", edge_line(edge));
+            }
+            let cold: Vec<String> =
+                (0..wanted.len()).filter(|i| !inlined.contains(i)).map(|i| describe_key(&wanted[i])).collect();
+            if !cold.is_empty() {
+                println!("no longer called (not compiled again, nothing to see): {}", cold.join(", "));
             }
             return Ok(());
         }
         if started.elapsed() >= wait {
-            let missing: Vec<String> = wanted
-                .iter()
-                .filter(|key| !inlined.iter().any(|edge| edge_key(edge) == **key) || still_called(key))
-                .map(|(caller, bci, callee)| format!("{} (bci {bci}) -> {}", caller.display(), callee.display()))
-                .collect();
+            let missing: Vec<String> =
+                (0..wanted.len()).filter(|i| !inlined.contains(i)).map(|i| describe_key(&wanted[i])).collect();
             return Err(failed(format!(
                 "not reported inlined within {} s: {} (the code may not be hot enough to be compiled again yet; the directives stay, `pcct advise --remove` undoes them)",
                 wait.as_secs(),
