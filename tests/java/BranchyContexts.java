@@ -10,7 +10,8 @@ import java.util.function.LongUnaryOperator;
  * microseconds at the bottom: about 4^depth different paths, so a profile
  * of calling contexts grows until its arena is full.
  *
- * With <generate> = yes, one more thread generates classes for as long:
+ * With <generate> = yes, one more thread generates classes for as long
+ * (and at least MIN_CLASSES of them):
  * each is Gen0000000 (below) with the digits in its name and its method's
  * name replaced by a counter, defined in a throwaway class loader and run
  * for about a millisecond, so new method names, jmethodIDs and contexts
@@ -23,6 +24,9 @@ public class BranchyContexts {
     static volatile long sink;
     /** Classes defined between two collections that unload them. */
     static final int GC_EVERY = 200;
+    /** Classes defined at least, however slow the machine: two runs then
+     *  load comparable numbers of classes. */
+    static final int MIN_CLASSES = 1000;
 
     static long leaf(long x) {
         for (int i = 0; i < 300; i++) {
@@ -106,7 +110,7 @@ public class BranchyContexts {
         byte[] token = "0000000".getBytes(StandardCharsets.US_ASCII);
         long count = 0;
         long x = 7;
-        while (System.nanoTime() < endNs) {
+        while (System.nanoTime() < endNs || count < MIN_CLASSES) {
             count++;
             String digits = String.format("%07d", count % 10_000_000);
             byte[] bytes = patched(template, token, digits.getBytes(StandardCharsets.US_ASCII));
