@@ -141,6 +141,6 @@ pub use frame::{Frame, NO_BCI};
 pub use marks::Marks;
 pub use method::{Builtin, LineEntry, MethodId, MethodInfo, MethodKind, MethodTable};
 pub use query::{MethodOrder, MethodTotals};
-pub use slot::{NodeId, BYTES_PER_NODE_AND_EDGE};
+pub use slot::{NodeId, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE};
 pub use tree::{Children, Dropped, FullPolicy, Pcct, Recorded, TreeConfig, TreeMode, TreeStats};
 pub use weight::{Metric, Weight};

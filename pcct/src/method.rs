@@ -15,12 +15,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct MethodId(pub u32);
 
-/// Whether a method is real code or a bracketed stand-in.
+/// Whether a method is real code, a bracketed stand-in, or a class: an
+/// event's leaf (the allocated type, the monitor's class; see
+/// [`MethodTable::intern_type`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MethodKind {
     Java,
     Pseudo,
+    Type,
 }
 
 /// One entry of a line number table: bytecodes from `start_bci` on belong to `line`.
@@ -100,6 +103,9 @@ impl Builtin {
 
 type MethodKey = (Arc<str>, Arc<str>, Arc<str>);
 
+/// The key signature of a type entry ([`MethodTable::intern_type`]).
+const TYPE_SIGNATURE: &str = "<type>";
+
 /// Interns methods by (class, name, signature) and pseudo-methods by name.
 #[derive(Clone, Debug)]
 pub struct MethodTable {
@@ -135,6 +141,18 @@ impl MethodTable {
     /// Interns a pseudo-method; `name` should be bracketed (`[gc_active]`).
     pub fn intern_pseudo(&mut self, name: &str) -> MethodId {
         self.intern_key(Arc::from(""), name, "", MethodKind::Pseudo)
+    }
+
+    /// Interns a class as an event's leaf frame: the type an allocation
+    /// made, the class of a monitor a thread waited for. `name` is as Java
+    /// writes it (`byte[]`, `java.lang.String[]`, `java.util.HashMap`); it
+    /// is shown as it is (no brackets, no method), as async-profiler shows
+    /// allocated types. A class and a method never share an entry: a type
+    /// is keyed with the signature `<type>`, which no method has.
+    pub fn intern_type(&mut self, name: &str) -> MethodId {
+        let id = self.intern_key(Arc::from(""), name, TYPE_SIGNATURE, MethodKind::Type);
+        debug_assert_eq!(self.get(id).kind, MethodKind::Type);
+        id
     }
 
     fn class_name(&mut self, class: &str) -> Arc<str> {

@@ -65,7 +65,7 @@ fn flat_json_parses_and_matches_the_tree() {
     assert_eq!(back.total(), tree.total());
     assert_eq!(back.node_count(), tree.node_count());
     let names = |t: &Pcct, m: &MethodTable| {
-        pcct::view::hot_methods(t, m, 10, pcct::MethodOrder::Total)
+        pcct::view::hot_methods(t, m, 10, pcct::MethodOrder::Total, pcct::Metric::CpuNs)
             .into_iter()
             .map(|h| (h.method.display, h.self_weight, h.total))
             .collect::<Vec<_>>()
@@ -112,11 +112,12 @@ fn correlation_of_a_profile_with_itself_is_one() {
 fn subtree_view_is_pruned_and_bounded() {
     let (tree, methods) = sample_tree();
     let cum = tree.cumulative();
-    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 1, max_nodes: 100 };
+    let limits =
+        pcct::view::SubtreeLimits { metric: pcct::Metric::CpuNs, min_share: 0.0, max_depth: 1, max_nodes: 100 };
     let view = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
     assert_eq!(view.children.len(), 2, "main and [gc_active]");
     assert!(view.children.iter().all(|c| c.children.is_empty()));
-    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 64, max_nodes: 3 };
+    let limits = pcct::view::SubtreeLimits { metric: pcct::Metric::CpuNs, min_share: 0.0, max_depth: 64, max_nodes: 3 };
     let small = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
     fn count(node: &pcct::view::SubtreeNode) -> usize {
         1 + node.children.iter().map(count).sum::<usize>()

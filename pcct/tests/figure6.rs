@@ -80,7 +80,7 @@ fn figure_6_six_samples_give_the_pcct_of_6c() {
     assert_eq!(tree.top_nodes(1), vec![c_from_a]);
     assert_eq!(tree.top_edges(1), vec![c_from_a]);
     // Two A contexts, one A method.
-    let hot = tree.hot_methods(10, pcct::MethodOrder::Total);
+    let hot = tree.hot_methods(10, pcct::MethodOrder::Total, pcct::Metric::CpuNs);
     let a = hot.iter().find(|h| h.method == p.a).unwrap();
     assert_eq!((a.self_weight.samples, a.total.samples, a.contexts), (2, 4, 2));
 }
@@ -146,7 +146,7 @@ fn wall_credit_goes_to_the_previous_leaf() {
     let mut tree = Pcct::new(TreeConfig::default()).unwrap();
     let mut marks = Marks::new();
     let leaf = tree.record(&mut marks, &[Frame::new(a, 1), Frame::new(b, 0)], one()).unwrap().leaf;
-    assert!(tree.record_at_marked_leaf(&marks, Weight { samples: 1, cpu_ns: 0, wall_ns: 5 }));
+    assert!(tree.record_at_marked_leaf(&marks, Weight { samples: 1, cpu_ns: 0, wall_ns: 5, ..Weight::ZERO }));
     assert_eq!(tree.node_weight(leaf).samples, 2);
     assert_eq!(tree.node_weight(leaf).wall_ns, 1_000_005);
     tree.purge();

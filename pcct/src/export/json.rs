@@ -12,6 +12,11 @@
 //!  "nodes":[{"id":0,"parent":null,"method":0,"call_site":-1,"line":null,"depth":0,
 //!            "self":{..},"edge":{..},"cum":{..}},..]}
 //! ```
+//!
+//! Weights hold every resource ([`Weight`]); an event resource that is zero
+//! is left out. A method of kind `type` is an event's leaf: the allocated
+//! type or the monitor's class. An edge's event resources are its
+//! context's cum (every event is recorded with its whole stack).
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
@@ -162,7 +167,7 @@ pub fn write_to(
             line,
             depth: tree.depth(node),
             self_weight: tree.node_weight(node),
-            edge: tree.edge_weight(node),
+            edge: super::edge_weight(tree, &cum, node),
             cum: cum[node.index()],
         };
         if node != NodeId::ROOT {
@@ -198,7 +203,8 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
     let config = TreeConfig {
         mode: if profile.mode == "hot-methods" { TreeMode::HotMethods } else { TreeMode::Pcct },
         metric: Metric::parse(&profile.metric).unwrap_or_default(),
-        arena_bytes: (profile.nodes.len() + 16) * crate::BYTES_PER_NODE_AND_EDGE,
+        // Room for every node, and event weights for every one of them.
+        arena_bytes: (profile.nodes.len() + 16) * (crate::BYTES_PER_NODE_AND_EDGE + crate::BYTES_PER_EVENT_CONTEXT),
         ..TreeConfig::default()
     };
     let mut tree = Pcct::new(config)?;
@@ -237,6 +243,7 @@ fn import_methods(listed: &[JsonMethod]) -> (MethodTable, HashMap<u32, MethodId>
     for method in listed {
         let id = match method.kind {
             MethodKind::Pseudo => methods.intern_pseudo(&method.name),
+            MethodKind::Type => methods.intern_type(&method.name),
             MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
         };
         if !method.lines.is_empty() {

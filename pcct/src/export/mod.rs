@@ -6,6 +6,7 @@
 
 pub mod collapsed;
 pub mod json;
+pub mod sites;
 pub mod xarc;
 pub mod xprof;
 pub mod xtree;
@@ -35,10 +36,13 @@ pub enum Format {
     Xarc,
     /// arcflow's flat report.
     Xprof,
+    /// HPROF's sites: contexts (with the allocated or locked class) ranked.
+    Sites,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof];
+    pub const ALL: [Format; 6] =
+        [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof, Format::Sites];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -47,6 +51,7 @@ impl Format {
             Format::Xtree => "xtree",
             Format::Xarc => "xarc",
             Format::Xprof => "xprof",
+            Format::Sites => "sites",
         }
     }
 
@@ -58,7 +63,7 @@ impl Format {
 /// Options shared by the reports.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReportOptions {
-    /// The weight component reported.
+    /// The resource reported (any of [`Metric::ALL`]).
     pub metric: Metric,
     /// Leave out contexts / methods whose cum is below this share (0..=1)
     /// of the total. Pruning by cum only trims leaves and whole branches.
@@ -93,6 +98,7 @@ pub fn write_to(
         Format::Xtree => xtree::write_to(out, tree, methods, options),
         Format::Xarc => xarc::write_to(out, tree, methods, options),
         Format::Xprof => xprof::write_to(out, tree, methods, options),
+        Format::Sites => sites::write_to(out, tree, methods, options),
     }
 }
 
@@ -116,19 +122,22 @@ pub(crate) fn text_name(methods: &MethodTable, method: MethodId, separators: &[c
 
 /// A value of `metric` for people: counts as is, nanoseconds as milliseconds.
 pub(crate) fn human(metric: Metric, value: u64) -> String {
-    match metric {
-        Metric::Samples => value.to_string(),
-        Metric::CpuNs | Metric::WallNs => format!("{:.3}", value as f64 / 1e6),
-    }
+    metric.human(value)
 }
 
 /// Unit of [`human`] values.
 pub(crate) fn unit(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Samples => "samples",
-        Metric::CpuNs => "CPU ms",
-        Metric::WallNs => "wall ms",
+    metric.human_unit()
+}
+
+/// The whole weight of the edge into `node`: its time resources as the
+/// tree keeps them, its event resources from the context's cum (see
+/// [`Pcct::edge_weight`]).
+pub(crate) fn edge_weight(tree: &Pcct, cum: &[Weight], node: NodeId) -> Weight {
+    if node == NodeId::ROOT {
+        return Weight::ZERO;
     }
+    tree.edge_weight(node).with_events_of(&cum[node.index()])
 }
 
 pub(crate) fn percent(part: u64, whole: u64) -> f64 {
