@@ -15,6 +15,7 @@ use pcct_sampler::slots::{current_tid, Registry, ThreadOrigin};
 use pcct_sampler::Shared;
 
 use crate::console::{complain, say};
+use crate::events::Reported;
 use crate::jvmti::{Jni, Jvmti};
 use crate::jvmti_sys::*;
 use crate::options::Options;
@@ -43,6 +44,8 @@ pub struct Agent {
     options: Options,
     jvmti: Jvmti,
     arrival: Arrival,
+    /// The events reported (what the options asked, less what this JVM cannot).
+    reported: Reported,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
     /// Global reference to the sampler's java.lang.Thread (to recognise its ThreadStart).
@@ -127,14 +130,23 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     if options.compiled {
         capabilities.set_can_generate_compiled_method_load_events(1);
     }
+    let reported = event_capabilities(&options, &potential, &mut capabilities);
     jvmti.add_capabilities(&capabilities)?;
+    if let Some(bytes) = reported.alloc_interval {
+        jvmti.set_heap_sampling_interval(bytes.min(i32::MAX as u64) as jint)?;
+    }
 
-    let shared = Arc::new(Shared::new(options.sampler_config())?);
+    let mut config = options.sampler_config();
+    if !reported.any() {
+        config.event_capacity = 0;
+    }
+    let shared = Arc::new(Shared::new(config)?);
     let registry = Arc::new(Registry::new(options.depth));
     let agent = Agent {
         options,
         jvmti,
         arrival,
+        reported,
         shared,
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
@@ -142,14 +154,42 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
     };
-    agent.shared.vm.lock().debug_info = debug_info;
+    {
+        let mut vm = agent.shared.vm.lock();
+        vm.debug_info = debug_info;
+        vm.events = reported.describe();
+    }
     if AGENT.set(agent).is_err() {
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
     crate::console::set_quiet(agent.options.quiet);
-    crate::callbacks::install(jvmti, agent.options.compiled)?;
+    crate::callbacks::install(jvmti, agent.options.compiled, reported)?;
     Ok(agent)
+}
+
+/// Asks for the capabilities of the events the options want (none when
+/// they are off: an event source switched off costs nothing), and says
+/// which this JVM cannot give. Returns what will be reported.
+fn event_capabilities(options: &Options, potential: &jvmtiCapabilities, wanted: &mut jvmtiCapabilities) -> Reported {
+    let mut reported = Reported { alloc_interval: options.alloc_interval, locks: options.locks };
+    if reported.alloc_interval.is_some() {
+        if potential.can_generate_sampled_object_alloc_events() != 0 {
+            wanted.set_can_generate_sampled_object_alloc_events(1);
+        } else {
+            complain("this JVM cannot sample allocations (no SampledObjectAlloc before JDK 11): alloc= is off");
+            reported.alloc_interval = None;
+        }
+    }
+    if reported.locks {
+        if potential.can_generate_monitor_events() != 0 {
+            wanted.set_can_generate_monitor_events(1);
+        } else {
+            complain("this JVM cannot report monitor events: locks= is off");
+            reported.locks = false;
+        }
+    }
+    reported
 }
 
 /// Turns HotSpot's DebugNonSafepoints on (unless the user set it), so that
@@ -244,6 +284,28 @@ impl Agent {
     /// CompiledMethodLoad (with `compiled=on`).
     pub fn method_compiled(&self) {
         Counters::add(&self.shared.counters.methods_compiled, 1);
+    }
+
+    /// Where the event callbacks hand their events.
+    fn sink(&self) -> crate::events::Sink<'_> {
+        crate::events::Sink { shared: &self.shared, jvmti: self.jvmti, depth: self.options.depth }
+    }
+
+    /// SampledObjectAlloc, on the allocating thread.
+    pub fn allocation_sampled(&self, class: jclass, size: jlong) {
+        if let Some(interval) = self.reported.alloc_interval {
+            self.sink().allocation(class, size, interval);
+        }
+    }
+
+    /// MonitorContendedEnter, on the thread that starts to wait.
+    pub fn monitor_waiting(&self) {
+        self.sink().monitor_waiting();
+    }
+
+    /// MonitorContendedEntered, on the thread that waited.
+    pub fn monitor_entered(&self, jni: Jni, object: jobject) {
+        self.sink().monitor_entered(jni, object);
     }
 
     /// The sampler agent thread: prepares what sampling needs (jmethodIDs

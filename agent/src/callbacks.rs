@@ -9,11 +9,13 @@ use pcct_sampler::slots::{current_tid, ThreadOrigin};
 
 use crate::agent::{self, live};
 use crate::console::guard;
+use crate::events::Reported;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
 use crate::jvmti_sys::*;
 
-/// The events the agent enables (CompiledMethodLoad only with `compiled`).
-fn events(compiled: bool) -> impl Iterator<Item = jvmtiEvent> {
+/// The events the agent enables (CompiledMethodLoad only with `compiled`,
+/// allocation and monitor events only when reported).
+fn events(compiled: bool, reported: Reported) -> impl Iterator<Item = jvmtiEvent> {
     let always = [
         jvmtiEvent::JVMTI_EVENT_VM_INIT,
         jvmtiEvent::JVMTI_EVENT_VM_DEATH,
@@ -24,17 +26,23 @@ fn events(compiled: bool) -> impl Iterator<Item = jvmtiEvent> {
         jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
         jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
     ];
-    always.into_iter().chain(compiled.then_some(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD))
+    let allocations = reported.alloc_interval.map(|_| jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    let monitors = [jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED];
+    always
+        .into_iter()
+        .chain(compiled.then_some(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD))
+        .chain(allocations)
+        .chain(monitors.into_iter().filter(move |_| reported.locks))
 }
 
 /// Sets the callbacks and enables the events the agent needs (and
 /// CompiledMethodLoad with `compiled`). If an event cannot be enabled,
 /// takes everything back before returning the error, so a failed
 /// Agent_OnAttach leaves no callback armed.
-pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
-    let installed = set_and_enable(jvmti, compiled);
+pub fn install(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResult<()> {
+    let installed = set_and_enable(jvmti, compiled, reported);
     if installed.is_err() {
-        for event in events(compiled) {
+        for event in events(compiled, reported) {
             let _ = jvmti.disable(event);
         }
         let _ = jvmti.set_callbacks(&jvmtiEventCallbacks::default());
@@ -42,7 +50,7 @@ pub fn install(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
     installed
 }
 
-fn set_and_enable(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
+fn set_and_enable(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -51,10 +59,55 @@ fn set_and_enable(jvmti: Jvmti, compiled: bool) -> JvmtiResult<()> {
         ClassLoad: Some(on_class_load),
         ClassPrepare: Some(on_class_prepare),
         CompiledMethodLoad: Some(on_compiled_method_load),
+        SampledObjectAlloc: Some(on_sampled_object_alloc),
+        MonitorContendedEnter: Some(on_monitor_contended_enter),
+        MonitorContendedEntered: Some(on_monitor_contended_entered),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
-    events(compiled).try_for_each(|event| jvmti.enable(event))
+    events(compiled, reported).try_for_each(|event| jvmti.enable(event))
+}
+
+unsafe extern "C" fn on_sampled_object_alloc(
+    _jvmti: *mut jvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    guard("SampledObjectAlloc", (), || {
+        if let Some(agent) = live() {
+            agent.allocation_sampled(class, size);
+        }
+    })
+}
+
+unsafe extern "C" fn on_monitor_contended_enter(
+    _jvmti: *mut jvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+) {
+    guard("MonitorContendedEnter", (), || {
+        if let Some(agent) = live() {
+            agent.monitor_waiting();
+        }
+    })
+}
+
+unsafe extern "C" fn on_monitor_contended_entered(
+    _jvmti: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    _thread: jthread,
+    object: jobject,
+) {
+    guard("MonitorContendedEntered", (), || {
+        if let Some(agent) = live() {
+            // SAFETY: the event's JNIEnv is this (the waiting) thread's.
+            agent.monitor_entered(unsafe { Jni::from_raw(jni) }, object);
+        }
+    })
 }
 
 unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {

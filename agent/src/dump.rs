@@ -91,7 +91,7 @@ mod tests {
         let main = methods.intern("Main", "main", "([Ljava/lang/String;)V");
         let work = methods.intern("Main", "work", "()V");
         let stack = [Frame::new(main, 3), Frame::new(work, 0)];
-        let weight = Weight { samples: 1, cpu_ns: 1_000_000, wall_ns: 1_000_000 };
+        let weight = Weight::sample(1_000_000, 1_000_000);
         profile.tree.record(&mut pcct::Marks::new(), &stack, weight).expect("recorded");
         drop(profile);
         shared

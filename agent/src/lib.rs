@@ -27,6 +27,7 @@ mod classes;
 mod console;
 mod dump;
 mod entry;
+mod events;
 mod jvmti;
 #[rustfmt::skip]
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]

@@ -89,6 +89,10 @@ pub struct Options {
     pub walker: StackWalker,
     /// `nonsafepoints`: turn DebugNonSafepoints on at start-up (`on`/`off`, default on).
     pub nonsafepoints: bool,
+    /// `alloc`: mean bytes between sampled allocations, 1k..=1g, or `off` (default 512k).
+    pub alloc_interval: Option<u64>,
+    /// `locks`: record contended monitor enters (`on`/`off`, default on).
+    pub locks: bool,
 }
 
 /// Which stack walker walks (the `walker` option).
@@ -145,6 +149,8 @@ impl Default for Options {
             compiled: false,
             walker: StackWalker::Pcct,
             nonsafepoints: true,
+            alloc_interval: Some(512 << 10),
+            locks: true,
         }
     }
 }
@@ -314,7 +320,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "arena",
         default: "64m",
         allowed: "a size from 64k to 16g, such as 64m",
-        meaning: "memory for nodes and edges (88 bytes per context)",
+        meaning: "memory for nodes and edges (96 bytes per context, 64 more for an allocation or monitor site)",
         apply: |o, v| set(&mut o.arena_bytes, parse_size(v).filter(|size| (64 << 10..=16 << 30).contains(size))),
         show: |o| ("arena_bytes", o.arena_bytes.into()),
     },
@@ -439,17 +445,10 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "metric",
         default: "by mode",
-        allowed: "cpu, wall or samples",
-        meaning: "what reports count: `cpu`, `wall`, `samples`",
-        apply: |o, v| {
-            let metric = match v {
-                "cpu" | "cpu_ns" => Some(Metric::CpuNs),
-                "wall" | "wall_ns" => Some(Metric::WallNs),
-                "samples" => Some(Metric::Samples),
-                _ => None,
-            };
-            set(&mut o.metric, metric.map(Some))
-        },
+        allowed: "one of samples, cpu_ns (or cpu), wall_ns (or wall), alloc_bytes, alloc_objects, lock_wait_ns, lock_enters",
+        meaning: "the resource the file's reports count: `samples`, `cpu`, `wall`, `alloc_bytes`, `alloc_objects`, \
+                  `lock_wait_ns`, `lock_enters` (JSON holds them all)",
+        apply: |o, v| set(&mut o.metric, Metric::parse(v).map(Some)),
         show: |o| ("metric", o.report_metric().name().into()),
     },
     OptionSpec {
@@ -550,7 +549,36 @@ pub const OPTIONS: &[OptionSpec] = &[
         apply: |o, v| set(&mut o.compiled, parse_switch(v)),
         show: |o| ("compiled", o.compiled.into()),
     },
+    OptionSpec {
+        key: "alloc",
+        default: "512k",
+        allowed: "off or a size from 1k to 1g, such as 512k",
+        meaning: "sample allocations every so many bytes on average (JVMTI SampledObjectAlloc, as JFR and async-profiler), \
+                  recorded in the same tree under their type (see \"Allocations and locks\"); `off`: no allocation events",
+        apply: |o, v| {
+            let interval = if v == "off" {
+                Some(None)
+            } else {
+                parse_size(v).filter(|size| (1 << 10..=1 << 30).contains(size)).map(|size| Some(size as u64))
+            };
+            set(&mut o.alloc_interval, interval)
+        },
+        show: |o| ("alloc_interval_bytes", o.alloc_interval.into()),
+    },
+    OptionSpec {
+        key: "locks",
+        default: "on",
+        allowed: "on or off",
+        meaning: "record contended monitor enters (JVMTI MonitorContendedEnter/Entered): wait time per context and \
+                  monitor class; `off`: no monitor events",
+        apply: |o, v| set(&mut o.locks, parse_switch(v)),
+        show: |o| ("locks", o.locks.into()),
+    },
 ];
+
+/// Events that may wait for the sampler between two ticks (sampled
+/// allocations and monitor waits together; more are dropped, counted).
+const EVENT_QUEUE: usize = 4096;
 
 /// Signals pcct must not take (the JVM and the kernel own them).
 const RESERVED_SIGNALS: [i32; 7] =
@@ -664,6 +692,7 @@ impl Options {
             recent_capacity: self.recent,
             exclude_after_failures: 64,
             methods_limit: self.methods_limit,
+            event_capacity: if self.alloc_interval.is_some() || self.locks { EVENT_QUEUE } else { 0 },
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {
@@ -790,6 +819,31 @@ mod tests {
             readme.contains(&expected),
             "README.md's options table differs from agent/src/options.rs; it should read:\n{expected}"
         );
+    }
+
+    #[test]
+    fn the_metric_option_takes_every_resource_by_the_names_everyone_uses() {
+        let spec = OPTIONS.iter().find(|spec| spec.key == "metric").expect("metric");
+        assert_eq!(spec.allowed, format!("one of {}", Metric::accepted()), "the message lists Metric::ALL");
+        for metric in Metric::ALL {
+            let parsed = Options::parse(&format!("metric={}", metric.name())).expect("every resource");
+            assert_eq!(parsed.report_metric(), metric);
+        }
+        assert_eq!(Options::parse("metric=cpu").unwrap().report_metric(), Metric::CpuNs);
+    }
+
+    #[test]
+    fn allocation_sampling_and_locks_switch_off_and_bound_the_interval() {
+        let defaults = Options::default();
+        assert_eq!((defaults.alloc_interval, defaults.locks), (Some(512 << 10), true));
+        assert!(defaults.sampler_config().event_capacity > 0);
+        let off = Options::parse("alloc=off,locks=off").unwrap();
+        assert_eq!((off.alloc_interval, off.locks), (None, false));
+        assert_eq!(off.sampler_config().event_capacity, 0, "no queue when no event is reported");
+        assert_eq!(Options::parse("alloc=16k").unwrap().alloc_interval, Some(16 << 10));
+        for bad in ["alloc=100", "alloc=2g", "alloc=fast", "locks=maybe"] {
+            assert!(Options::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -31,6 +31,28 @@ pub fn class_name_from_signature(signature: &str) -> String {
     }
 }
 
+/// A class signature as Java writes the type, arrays by their element
+/// type: `[B` -> `byte[]`, `[[Ljava/lang/String;` -> `java.lang.String[][]`,
+/// `Ljava/util/HashMap;` -> `java.util.HashMap`. A signature it cannot
+/// read is kept as it is.
+pub fn java_type_name(signature: &str) -> String {
+    let element = signature.trim_start_matches('[');
+    let dimensions = signature.len() - element.len();
+    let name = match element {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        _ if element.starts_with('L') && element.ends_with(';') => class_name_from_signature(element),
+        _ => return signature.to_string(),
+    };
+    format!("{name}{}", "[]".repeat(dimensions))
+}
+
 fn error_of(code: u32) -> ResolveError {
     if code == jvmtiError::JVMTI_ERROR_INVALID_METHODID.0 {
         ResolveError::Unloaded
@@ -74,5 +96,17 @@ mod tests {
             "Foo$$Lambda$14.0x0000000800c03000"
         );
         assert_eq!(class_name_from_signature("[I"), "[I");
+    }
+
+    #[test]
+    fn types_are_named_as_java_writes_them_arrays_by_element() {
+        assert_eq!(java_type_name("[B"), "byte[]");
+        assert_eq!(java_type_name("[J"), "long[]");
+        assert_eq!(java_type_name("[[I"), "int[][]");
+        assert_eq!(java_type_name("[Ljava/lang/String;"), "java.lang.String[]");
+        assert_eq!(java_type_name("Ljava/lang/Object;"), "java.lang.Object");
+        assert_eq!(java_type_name("LFoo$$Lambda.0x01;"), "Foo$$Lambda.0x01");
+        assert_eq!(java_type_name("Q"), "Q");
+        assert_eq!(java_type_name(""), "");
     }
 }

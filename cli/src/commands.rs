@@ -50,7 +50,8 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
 }
 
 fn parse_metric(text: &str) -> Result<Metric, Failure> {
-    Metric::parse(text).ok_or_else(|| Failure::Usage(format!("--metric must be cpu, wall or samples, not `{text}`")))
+    Metric::parse(text)
+        .ok_or_else(|| Failure::Usage(format!("--resource must be one of {}, not `{text}`", Metric::accepted())))
 }
 
 fn parse_max_input(parser: &mut lexopt::Parser) -> Result<u64, Failure> {
@@ -229,7 +230,7 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
             Long("format") => format = parser.value()?.string()?,
             Long("top") => top = parser.value()?.parse()?,
             Long("min-share") => min_share = parser.value()?.parse()?,
-            Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
+            Long("resource") | Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
             Value(value) if path.is_none() => path = Some(PathBuf::from(value)),
             other => return Err(Failure::Usage(other.unexpected().to_string())),
         }
@@ -239,7 +240,8 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let format = match format.as_str() {
         "summary" => None,
         _ => Some(Format::parse(&format).ok_or_else(|| {
-            Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
+            let formats: Vec<&str> = Format::ALL.iter().map(|format| format.name()).collect();
+            Failure::Usage(format!("--format must be summary or one of {}, not `{format}`", formats.join(", ")))
         })?),
     };
     let (tree, methods) = read_profile(&path, limit)?;
@@ -258,7 +260,7 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     while let Some(arg) = parser.next()? {
         match arg {
             Long("max-input") => limit = parse_max_input(&mut parser)?,
-            Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
+            Long("resource") | Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
             Value(value) => paths.push(PathBuf::from(value)),
             other => return Err(Failure::Usage(other.unexpected().to_string())),
         }

@@ -20,10 +20,14 @@ usage:
         run java with the agent, then print the hot methods, edges and tree
   pcct attach <pid> [--options OPTS] [--jcmd PATH]
         load the agent into a running JVM (jcmd JVMTI.agent_load)
-  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed|json] [--top N]
-                             [--min-share X] [--metric cpu|wall|samples]
-        print a profile the agent wrote with file=...json, as it goes
-  pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
+  pcct report <profile.json> [--format summary|xtree|xarc|xprof|sites|collapsed|json] [--top N]
+                             [--min-share X] [--resource R]
+        print a profile the agent wrote with file=...json, as it goes; R is
+        the resource counted: samples, cpu, wall, alloc_bytes, alloc_objects,
+        lock_wait_ns, lock_enters (default: the profile's cpu or wall);
+        --format sites ranks HPROF's sites (allocated type or monitor class,
+        and the code) by it; --metric is another name of --resource
+  pcct correlate <a.json> <b.json> [--resource samples|cpu|wall|...]
         precision as Whaley measures it: correlation of two profiles,
         per method and per calling context, and over real methods only
         (pseudo-frames' weight to the Java frame above; the share of

@@ -149,6 +149,19 @@ impl Metric {
         matches!(self, Metric::CpuNs | Metric::WallNs | Metric::LockWaitNs)
     }
 
+    /// What one unit of a raw value is (`CPU ns`, `bytes`), for people.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Samples => "samples",
+            Metric::CpuNs => "CPU ns",
+            Metric::WallNs => "wall ns",
+            Metric::AllocBytes => "bytes",
+            Metric::AllocObjects => "objects",
+            Metric::LockWaitNs => "lock wait ns",
+            Metric::LockEnters => "enters",
+        }
+    }
+
     /// What one unit of [`Metric::human`] is, for report headers.
     pub fn human_unit(self) -> &'static str {
         match self {

@@ -14,6 +14,8 @@
 //!   each thread's marked frames, choose and signal threads.
 //! - [`shared`]: what the agent and the HTTP server read (profile, counters,
 //!   recent samples, run-time control).
+//! - [`events`]: allocations and monitor waits the agent's JVMTI callbacks
+//!   report, queued (lock-free, bounded) for the sampler to record.
 //!
 //! It must never: allocate, lock or log in the signal handler; hold a slot
 //! in the DRAINING state across anything slower than a copy; call into the
@@ -25,6 +27,7 @@ pub mod agct;
 pub mod config;
 pub mod counters;
 mod error;
+pub mod events;
 pub mod handler;
 pub mod hotspot;
 pub mod recent;

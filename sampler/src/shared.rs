@@ -28,6 +28,7 @@ use pcct::{MethodTable, Pcct, TreeConfig};
 use crate::config::{Mode, SamplerConfig};
 use crate::counters::Counters;
 use crate::error::Result;
+use crate::events::EventQueue;
 use crate::recent::RecentSamples;
 
 /// The tree and the names of its methods.
@@ -115,6 +116,9 @@ pub struct VmInfo {
     /// What compiled code's debug information describes: every instruction
     /// (DebugNonSafepoints on) or only safepoints, and who decided.
     pub debug_info: String,
+    /// Which events (sampled allocations, contended monitor enters) are
+    /// recorded beside the samples.
+    pub events: String,
 }
 
 pub struct Shared {
@@ -125,6 +129,9 @@ pub struct Shared {
     pub recent: Mutex<RecentSamples>,
     pub control: Control,
     pub config: SamplerConfig,
+    /// Events the agent's callbacks hand to the sampler (lock-free; none
+    /// when no event is reported).
+    pub events: Option<EventQueue>,
     pub vm: Mutex<VmInfo>,
     pub started: Instant,
     /// Set when the sampler thread has returned.
@@ -147,6 +154,7 @@ impl Shared {
             counters: Counters::default(),
             recent: Mutex::new(RecentSamples::new(config.recent_capacity)),
             control: Control::new(&config),
+            events: (config.event_capacity > 0).then(|| EventQueue::new(config.event_capacity)),
             config,
             vm: Mutex::new(VmInfo::default()),
             started: Instant::now(),

@@ -53,6 +53,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/hot-methods", get(routes::hot::hot_methods))
         .route("/api/hot-edges", get(routes::hot::hot_edges))
         .route("/api/hot-nodes", get(routes::hot::hot_nodes))
+        .route("/api/sites", get(routes::hot::sites))
         .route("/api/tree", get(routes::tree::tree))
         .route("/api/samples", get(routes::samples::samples))
         .route("/api/reports/{kind}", get(routes::reports::report))

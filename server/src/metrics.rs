@@ -52,6 +52,13 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_profile_cpu_seconds", "CPU time in the profile since its last purge.", MetricType::GAUGE, &[]),
     ("pcct_hot_method_self_seconds", "CPU (or wall) seconds of the top-K methods' self time since the last purge.", MetricType::GAUGE, &["rank", "method"]),
     ("pcct_hot_method_self_ratio", "Share (0..1) of the profile in the top-K methods' self time.", MetricType::GAUGE, &["rank", "method"]),
+    ("pcct_allocations_total", "Sampled allocations: recorded in the profile, or dropped (queue to the sampler or arena full).", MetricType::COUNTER, &["result"]),
+    ("pcct_alloc_bytes_total", "Bytes allocated, estimated from the recorded allocation samples (rate(): the allocation rate).", MetricType::COUNTER, &[]),
+    ("pcct_alloc_objects_total", "Objects allocated, estimated from the recorded allocation samples.", MetricType::COUNTER, &[]),
+    ("pcct_monitor_waits_total", "Contended monitor enters: recorded in the profile, or dropped (queue or arena full).", MetricType::COUNTER, &["result"]),
+    ("pcct_lock_wait_seconds_total", "Time threads waited to enter contended monitors (recorded enters).", MetricType::COUNTER, &[]),
+    ("pcct_hot_alloc_bytes", "Bytes allocated at the top-K allocation sites (type, allocating method) since the last purge.", MetricType::GAUGE, &["rank", "method", "type"]),
+    ("pcct_hot_lock_wait_seconds", "Seconds waited at the top-K contended monitor sites (monitor class, waiting method) since the last purge.", MetricType::GAUGE, &["rank", "method", "monitor"]),
 ];
 
 struct SamplerCollector {
@@ -196,6 +203,18 @@ impl SamplerCollector {
             put("pcct_methods_total", counter(value as f64, vec![label("result", result)]));
         }
         put("pcct_method_table_resets_total", c(counters.method_table_resets));
+        for (result, value) in [("recorded", counters.allocations_recorded), ("dropped", counters.allocations_dropped)]
+        {
+            put("pcct_allocations_total", counter(value as f64, vec![label("result", result)]));
+        }
+        put("pcct_alloc_bytes_total", c(counters.alloc_bytes_recorded));
+        put("pcct_alloc_objects_total", c(counters.alloc_objects_recorded));
+        for (result, value) in
+            [("recorded", counters.monitor_waits_recorded), ("dropped", counters.monitor_waits_dropped)]
+        {
+            put("pcct_monitor_waits_total", counter(value as f64, vec![label("result", result)]));
+        }
+        put("pcct_lock_wait_seconds_total", counter(counters.lock_wait_ns_recorded as f64 / 1e9, Vec::new()));
         put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
         put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
@@ -221,8 +240,27 @@ impl SamplerCollector {
             put("pcct_hot_method_self_seconds", gauge(seconds, labels()));
             put("pcct_hot_method_self_ratio", gauge(value / total, labels()));
         }
+        // The sites' sorted lists: O(K).
+        let sites = [
+            ("pcct_hot_alloc_bytes", "type", pcct::Metric::AllocBytes, 1.0),
+            ("pcct_hot_lock_wait_seconds", "monitor", pcct::Metric::LockWaitNs, 1e-9),
+        ];
+        for (family, class_label, metric, scale) in sites {
+            for (rank, node) in tree.hot_node_list_by(metric).into_iter().flatten().take(self.top_k).enumerate() {
+                let (class, code) = site_names(tree, &profile.methods, node);
+                let labels =
+                    vec![label("rank", &(rank + 1).to_string()), label("method", &code), label(class_label, &class)];
+                put(family, gauge(tree.node_value(node, metric) as f64 * scale, labels));
+            }
+        }
         out
     }
+}
+
+/// A site's class (the node's type) and its code (the caller's name).
+fn site_names(tree: &pcct::Pcct, methods: &pcct::MethodTable, node: pcct::NodeId) -> (String, String) {
+    let code = tree.parent(node).unwrap_or(pcct::NodeId::ROOT);
+    (methods.display_name(tree.method(node)), methods.display_name(tree.method(code)))
 }
 
 impl Collector for SamplerCollector {

@@ -76,9 +76,10 @@ impl std::ops::Deref for AppState {
 /// fresh and how large the data is.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProfileHeader {
-    pub samples: u64,
-    pub cpu_ns: u64,
-    pub wall_ns: u64,
+    /// Every resource recorded since the last purge (`samples`, `cpu_ns`,
+    /// `wall_ns`, and the event resources that are not zero).
+    #[serde(flatten)]
+    pub total: pcct::Weight,
     pub nodes: usize,
     /// Purge generation: node ids are valid within one epoch.
     pub epoch: u64,
@@ -107,11 +108,8 @@ impl AppState {
     }
 
     pub fn header(&self, tree: &pcct::Pcct) -> ProfileHeader {
-        let total = tree.total();
         ProfileHeader {
-            samples: total.samples,
-            cpu_ns: total.cpu_ns,
-            wall_ns: total.wall_ns,
+            total: tree.total(),
             nodes: tree.node_count(),
             epoch: tree.epoch(),
             metric: tree.config().metric.name(),

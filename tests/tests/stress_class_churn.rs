@@ -47,6 +47,8 @@ per_jdk! {
             let named = match method.kind {
                 MethodKind::Java => !method.class.is_empty() && !method.name.is_empty(),
                 MethodKind::Pseudo => method.name.starts_with('[') && method.name != "[unknown_method]",
+                // An allocated type or a monitor's class, named as Java writes it.
+                MethodKind::Type => !method.name.is_empty() && !method.name.starts_with('['),
             };
             assert!(named, "JDK {}: a frame is neither named nor [unloaded]: {method:?}", jdk.major);
         }
