@@ -129,6 +129,12 @@ impl Pcct {
         self.top_methods_by_self_in(self.config().metric, limit)
     }
 
+    /// Every method with a self weight in any resource (the hot-method
+    /// counters, Figure 12), by method id: what a written profile keeps.
+    pub fn method_self_weights(&self) -> Vec<(MethodId, Weight)> {
+        self.counters.all().collect()
+    }
+
     /// The `limit` methods of highest self weight in `metric`, heaviest
     /// first: from a sorted list in O(limit) for the tree's metric and the
     /// event resources, else in one pass over the methods (not the tree).

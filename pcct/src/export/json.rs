@@ -125,7 +125,7 @@ pub fn write_to(
         serde_json::to_writer(&mut *out, value)?;
     }
 
-    let counters = tree.top_methods_by_self(usize::MAX);
+    let counters = tree.method_self_weights();
     let used: BTreeSet<MethodId> =
         tree.nodes().map(|node| tree.method(node)).chain(counters.iter().map(|&(method, _)| method)).collect();
     out.write_all(b",\"methods\":[")?;
