@@ -5,7 +5,9 @@
 //! trees, recent samples, every report, the flame graph, status and metrics
 //! on fresh connections. No crash, exit 0, no server error, every JSON
 //! answer parses, names of the churned class are served while it lives, and
-//! the profile parses with every frame named or `[unloaded]`.
+//! the profile parses with every frame named or `[unloaded]`. Allocations
+//! are sampled every 8 KiB meanwhile (their stacks hold the churned
+//! class's methods too) and asked for by resource over HTTP.
 
 use pcct::MethodKind;
 use pcct_tests::stress::{
@@ -22,7 +24,7 @@ per_jdk! {
         let jvm = Jvm::new(jdk, &fixture, "ClassChurn")
             .arg(arg_seconds(seconds))
             .agent(format!(
-                "interval=1ms,port=0,addr_file={},file={}",
+                "interval=1ms,alloc=8k,port=0,addr_file={},file={}",
                 addr_path.display(),
                 profile_path.display()
             ))
@@ -54,6 +56,9 @@ per_jdk! {
         }
         assert!(profile.cum_of("ChurnHelper", "churnWork").samples > 0, "{}", profile.top_methods(10));
         let json = profile_json(&profile_path);
+        // Allocations sampled every 8 KiB meanwhile, their frames named
+        // (or [unloaded]) like the samples'.
+        assert!(sampler_counter(&json, "allocations_recorded") > 0, "JDK {}: no allocation recorded", jdk.major);
         eprintln!(
             "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}",
             jdk.major,
