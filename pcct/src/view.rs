@@ -128,6 +128,8 @@ pub struct SubtreeNode {
     pub cum: Weight,
     pub cum_share: f64,
     /// Children left out by `min_share` or `max_depth`.
+    /// (Children with nothing of the resource are not counted: an
+    /// allocation site in a CPU view, a CPU context in an allocation view.)
     pub pruned_children: usize,
     pub children: Vec<SubtreeNode>,
 }
@@ -410,7 +412,10 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
     let mut pruned = 0;
     for child in crate::export::children_by_cum(tree, cum, node, metric) {
         let child_cum = cum[child.index()].get(metric);
-        if levels_left == 0 || child_cum < threshold || child_cum == 0 || *budget == 0 {
+        if child_cum == 0 {
+            continue; // nothing of this resource: not part of this view
+        }
+        if levels_left == 0 || child_cum < threshold || *budget == 0 {
             pruned += 1;
         } else {
             *budget -= 1;
