@@ -102,5 +102,16 @@ per_jdk! {
             assert_eq!(node.self_weight.samples, 0, "{}", profile.describe(&[node]));
         }
         assert!(profile.json.total.alloc_bytes as f64 >= total, "the total holds every site");
+
+        // The same sites through `pcct report`, HPROF's table.
+        let tool = pcct_tests::agent_path().with_file_name("pcct");
+        let report = std::process::Command::new(&tool)
+            .args(["report", profile_path.to_str().unwrap(), "--format", "sites", "--resource", "alloc_bytes"])
+            .output()
+            .unwrap_or_else(|e| panic!("{} does not run ({e}): cargo build -p pcct-cli", tool.display()));
+        let table = String::from_utf8_lossy(&report.stdout);
+        let first = table.lines().nth(2).unwrap_or_default();
+        assert!(report.status.success() && first.contains("byte[]"), "{table}");
+        assert!(first.ends_with("AllocTruth.main;AllocTruth.bigArrays"), "{table}");
     }
 }
