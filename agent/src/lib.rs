@@ -5,7 +5,8 @@
 //! sampler (crate `pcct-sampler`), feeds it threads (ThreadStart/End, the
 //! main thread at VMInit, running threads on attach) and method ids
 //! (ClassPrepare, a sweep of loaded classes), names methods for it with
-//! JVMTI on the sampler thread, starts the HTTP server, and writes the
+//! JVMTI on the sampler thread, hands it sampled allocations and contended
+//! monitor enters (`events.rs`), starts the HTTP server, and writes the
 //! profile at VM death.
 //!
 //! It must never let a panic unwind into the VM (every entry point and

@@ -57,7 +57,7 @@ pub struct Options {
     pub methods_limit: usize,
     /// `file`: where to write the profile at VM death (default: nowhere).
     pub file: Option<PathBuf>,
-    /// `format`: collapsed, json, xtree, xarc or xprof (default: from the file's extension, else collapsed).
+    /// `format`: collapsed, json, xtree, xarc, xprof or sites (default: from the file's extension, else collapsed).
     pub format: Option<Format>,
     /// `metric`: what the reports and collapsed stacks count: cpu, wall or samples (default: by mode).
     pub metric: Option<Metric>,
@@ -437,8 +437,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "format",
         default: "by extension",
-        allowed: "collapsed, json, xtree, xarc or xprof",
-        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof` (`.json` -> json, ..., else collapsed)",
+        allowed: "collapsed, json, xtree, xarc, xprof or sites",
+        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof`, `sites` (`.json` -> json, ..., else collapsed)",
         apply: |o, v| set(&mut o.format, Format::parse(v).map(Some)),
         show: |o| ("format", o.file.as_ref().map(|_| o.dump_format().name()).into()),
     },
@@ -529,7 +529,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "top",
         default: "10",
         allowed: "a whole number from 0 to 100",
-        meaning: "hot methods exported as a Prometheus gauge",
+        meaning: "hot methods exported as a Prometheus gauge (and as many allocation and monitor sites)",
         apply: |o, v| set(&mut o.metrics_top, parse_ranged(v, 0, 100)),
         show: |o| ("top", o.metrics_top.into()),
     },
@@ -577,8 +577,10 @@ pub const OPTIONS: &[OptionSpec] = &[
 ];
 
 /// Events that may wait for the sampler between two ticks (sampled
-/// allocations and monitor waits together; more are dropped, counted).
-const EVENT_QUEUE: usize = 4096;
+/// allocations and monitor waits together; more are dropped, counted):
+/// 100,000 a second at the default interval. Each holds its frames (16
+/// bytes a frame, `depth` at most), so this bounds their memory too.
+const EVENT_QUEUE: usize = 1024;
 
 /// Signals pcct must not take (the JVM and the kernel own them).
 const RESERVED_SIGNALS: [i32; 7] =
@@ -666,6 +668,7 @@ impl Options {
             "xtree" => Format::Xtree,
             "xarc" => Format::Xarc,
             "xprof" => Format::Xprof,
+            "sites" => Format::Sites,
             _ => Format::Collapsed,
         }
     }

@@ -283,10 +283,6 @@ impl<'r> Sampler<'r> {
                 self.pending.drain(..excess);
                 counters_add(&shared.counters.samples_lost, excess as u64);
             }
-            if self.events.len() > MAX_PENDING {
-                let excess: Vec<Event> = self.events.drain(..self.events.len() - MAX_PENDING).collect();
-                excess.iter().for_each(|event| self.count_event(event, false));
-            }
             return;
         };
         let profile = &mut *profile;
@@ -352,14 +348,17 @@ impl<'r> Sampler<'r> {
         }
     }
 
-    /// Takes the events the callbacks queued since the previous tick (at
-    /// most a queue's worth), and counts those the full queue dropped.
+    /// Takes the events the callbacks queued since the previous tick, and
+    /// counts those the full queue dropped. At most a queue's worth waits
+    /// here (for a profile lock readers hold): the rest stays in the queue,
+    /// which then drops new events, so the memory of events is at most two
+    /// queues' worth.
     fn take_events(&mut self) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         let counters = &self.shared.counters;
         counters_add(&counters.allocations_dropped, queue.take_dropped(EventKind::Allocation));
         counters_add(&counters.monitor_waits_dropped, queue.take_dropped(EventKind::Monitor));
-        for _ in 0..queue.capacity() {
+        for _ in self.events.len()..queue.capacity() {
             match queue.pop() {
                 Some(event) => self.events.push(event),
                 None => break,
