@@ -17,16 +17,18 @@ use crate::method::MethodId;
 use crate::slot::Link;
 use crate::weight::{Metric, Weight};
 
+/// Fields in the order the update path touches them: `total` for every
+/// method on a sample's stack, `weight` and `link` for its leaf.
 #[derive(Clone, Debug)]
 struct Counter {
-    weight: Weight,
-    link: Link,
-    /// Positions in the per-event lists.
-    event_links: [Link; 4],
     /// Samples with this method anywhere on the stack, each counted once.
     total: Weight,
+    weight: Weight,
+    link: Link,
     /// Nodes of the tree whose method this is.
     contexts: u32,
+    /// Positions in the per-event lists.
+    event_links: [Link; 4],
 }
 
 impl Counter {
