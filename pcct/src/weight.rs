@@ -359,7 +359,8 @@ mod tests {
             assert_eq!(json[metric.name()], index as u64 + 1, "{}", metric.name());
         }
         let back: Weight = serde_json::from_value(json).unwrap();
-        assert_eq!(back, weight);        let twice = weight.plus(&weight);
+        assert_eq!(back, weight);
+        let twice = weight.plus(&weight);
         for (index, metric) in Metric::ALL.into_iter().enumerate() {
             assert_eq!(twice.get(metric), 2 * (index as u64 + 1), "add covers {}", metric.name());
         }
