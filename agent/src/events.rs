@@ -67,9 +67,19 @@ pub struct Sink<'a> {
 }
 
 impl Sink<'_> {
+    /// Whether events are recorded now: not while sampling is paused
+    /// (`/api/sampling`) or after the sampler stopped for good, so a pause
+    /// costs the allocating threads no stack walk and fills no queue.
+    fn recording(&self) -> bool {
+        self.shared.control.is_running() && !self.shared.finished.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// `SampledObjectAlloc` of an object of `class` and `size` bytes, on
     /// the allocating thread.
     pub fn allocation(&self, class: jclass, size: i64, interval: u64) {
+        if !self.recording() {
+            return;
+        }
         let size = size.max(1) as u64;
         let weight = allocation_weight(size, interval, uniform_from(now_ns() ^ size.rotate_left(32)));
         self.push(EventKind::Allocation, class, weight);
@@ -77,6 +87,9 @@ impl Sink<'_> {
 
     /// `MonitorContendedEnter`: the thread starts to wait.
     pub fn monitor_waiting(&self) {
+        if !self.recording() {
+            return;
+        }
         // 0 means "not waiting": a clock reading is never 0 after boot.
         let _ = self.jvmti.set_own_thread_value(now_ns().max(1));
     }

@@ -6,6 +6,7 @@
 //! the allocated type and the monitor's class under the code with its
 //! line, a bad resource is a 400 naming the parameter, and `/metrics`
 //! gives the allocation and lock-wait totals and the top allocation site.
+//! Paused, no event is recorded (nor dropped); resumed, they come back.
 
 use std::time::{Duration, Instant};
 
@@ -86,6 +87,31 @@ per_jdk! {
         assert!(value("pcct_allocations_total{result=\"recorded\"}") > 0.0);
         let top = metrics.lines().find(|line| line.starts_with("pcct_hot_alloc_bytes{rank=\"1\"")).expect("a top site");
         assert!(top.contains("method=\"EventTarget.allocate\"") && top.contains("type=\"byte[]\""), "{top}");
+
+        // Paused, nothing is recorded: the events stop with the samples.
+        let answer = client.post_json("/api/sampling", r#"{"running": false}"#);
+        assert_eq!(answer["running"], false, "{answer}");
+        let events = |status: &Value| {
+            ["/counters/allocations_recorded", "/counters/monitor_waits_recorded", "/counters/allocations_dropped"]
+                .map(|pointer| status.pointer(pointer).and_then(Value::as_u64).expect("a counter"))
+        };
+        let ticks = |status: &Value| status.pointer("/counters/ticks").and_then(Value::as_u64).expect("ticks");
+        let mut quiet_since = client.get_json("/api/status");
+        let quiet = poll_until(Instant::now() + SOON, || {
+            let now = client.get_json("/api/status");
+            if events(&now) != events(&quiet_since) {
+                quiet_since = now;
+                return None;
+            }
+            (ticks(&now) >= ticks(&quiet_since) + 100).then_some(now)
+        });
+        assert!(quiet.is_some(), "events went on for {SOON:?} after the pause: {}", client.get_json("/api/status"));
+        client.post_json("/api/sampling", r#"{"running": true}"#);
+        let before = events(&quiet_since)[0];
+        let resumed = poll_until(Instant::now() + SOON, || {
+            (events(&client.get_json("/api/status"))[0] > before).then_some(())
+        });
+        assert!(resumed.is_some(), "no allocation recorded after the resume");
 
         let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
         finished.assert_success();
