@@ -102,7 +102,7 @@
 //! index to a side table holding the event weights of the few contexts
 //! that have any, [`BYTES_PER_EVENT_CONTEXT`] bytes each, with their places
 //! in the event resources' hot lists; both count against the arena's
-//! limit). Links are `u32` indices (a
+//! limit, and the side table, small, grows as sites appear). Links are `u32` indices (a
 //! typed-index arena), not `bumpalo` references with `Cell` links (Figure 8
 //! read literally, pcct's first design). Measured (`BENCHMARKS.md`, `benches/benches/
 //! arena_comparison.rs` against the bumpalo variant in

@@ -145,7 +145,8 @@ static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
 pub struct Pcct {
     config: TreeConfig,
     pub(crate) slots: Vec<Slot>,
-    /// Event weights of the contexts that have any ([`Slot::events`]).
+    /// Event weights of the contexts that have any ([`Slot::events`]):
+    /// grown as needed, its bytes counted against the arena's limit.
     events: Vec<EventSlot>,
     max_nodes: usize,
     hot_nodes: HotList,
@@ -224,10 +225,9 @@ impl Pcct {
         let mut slots = Vec::new();
         slots.try_reserve_exact(max_nodes).map_err(|_| PcctError::ArenaAllocation { bytes: config.arena_bytes })?;
         slots.push(Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0, false));
-        // Every event context is a node too, so at most this many fit.
-        let max_events = max_nodes * BYTES_PER_NODE_AND_EDGE / (BYTES_PER_NODE_AND_EDGE + BYTES_PER_EVENT_CONTEXT) + 1;
-        let mut events = Vec::new();
-        events.try_reserve_exact(max_events).map_err(|_| PcctError::ArenaAllocation { bytes: config.arena_bytes })?;
+        // The event side table grows as sites appear (they are few; growing
+        // it copies them, not the arena), within the arena's limit.
+        let events = Vec::new();
         let token = TreeToken { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), epoch: 1 };
         Ok(Pcct {
             hot_nodes: HotList::new(config.hot_list_capacity),

@@ -16,6 +16,8 @@
 //!   recent samples, run-time control).
 //! - [`events`]: allocations and monitor waits the agent's JVMTI callbacks
 //!   report, queued (lock-free, bounded) for the sampler to record.
+//! - [`heap`]: the counting allocator the agent library installs, so pcct
+//!   can say how much heap it holds.
 //!
 //! It must never: allocate, lock or log in the signal handler; hold a slot
 //! in the DRAINING state across anything slower than a copy; call into the
@@ -29,6 +31,7 @@ pub mod counters;
 mod error;
 pub mod events;
 pub mod handler;
+pub mod heap;
 pub mod hotspot;
 pub mod recent;
 pub mod registers;

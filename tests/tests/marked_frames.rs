@@ -22,14 +22,22 @@ per_jdk! {
         finished.assert_success();
         let profile = Profile::read(&profile_path);
 
-        let loops = profile.nodes_of("LoopShort", "loop");
-        let shorts = profile.nodes_of("LoopShort", "shortCall");
-        let context = format!("JDK {}:\n{}{}", jdk.major, profile.describe(&loops), profile.describe(&shorts));
-        assert_eq!(loops.len(), 1, "one context of loop\n{context}");
-        assert_eq!(shorts.len(), 1, "one context of shortCall\n{context}");
-        let (looping, short) = (loops[0], shorts[0]);
-        assert_eq!(short.parent, Some(looping.id), "shortCall is called by loop\n{context}");
-        assert!(profile.parent(looping).is_some_and(|p| profile.is(p, "LoopShort", "main")), "loop under main\n{context}");
+        let all_loops = profile.nodes_of("LoopShort", "loop");
+        let all_shorts = profile.nodes_of("LoopShort", "shortCall");
+        let context = format!("JDK {}:\n{}{}", jdk.major, profile.describe(&all_loops), profile.describe(&all_shorts));
+        // A rare walk that reaches only the top of the stack is recorded
+        // under a `[break_<reason>]` pseudo-frame in place of its callers
+        // (1 sample in 4360 once, in native code): that context of loop is
+        // not main's. Every whole walk finds one context of each method.
+        let loops: Vec<_> =
+            all_loops.into_iter().filter(|node| profile.parent(node).is_some_and(|p| profile.is(p, "LoopShort", "main"))).collect();
+        assert_eq!(loops.len(), 1, "one context of loop under main\n{context}");
+        let looping = loops[0];
+        let shorts: Vec<_> = all_shorts.into_iter().filter(|node| node.parent == Some(looping.id)).collect();
+        assert_eq!(shorts.len(), 1, "one context of shortCall under it\n{context}");
+        let short = shorts[0];
+        let partial = profile.sum_of_self().samples - profile.self_within("LoopShort", "main").samples;
+        assert!(partial * 100 <= profile.sum_of_self().samples, "more than 1 % of the samples outside main\n{context}");
 
         // Enough samples to judge.
         assert!(looping.cum.samples >= 500, "too few samples\n{context}");
