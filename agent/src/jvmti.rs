@@ -196,6 +196,17 @@ impl Jvmti {
         Ok(unsafe { self.take_string(signature) })
     }
 
+    /// The source file `class`'s class file names (`HashMap.java`), if it
+    /// names one (JVMTI_ERROR_ABSENT_INFORMATION otherwise) and the
+    /// capability was granted.
+    pub fn source_file(&self, class: jclass) -> Option<String> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let error = call!(self.0, GetSourceFileName, MISSING, class, &mut name);
+        // SAFETY: GetSourceFileName succeeded: JVMTI's string (or null).
+        let name = (error == jvmtiError::JVMTI_ERROR_NONE).then(|| unsafe { self.take_string(name) })?;
+        (!name.is_empty()).then_some(name)
+    }
+
     /// Line number table of `method` (empty for native methods or without debug information).
     pub fn line_numbers(&self, method: jmethodID) -> Vec<LineEntry> {
         let mut count: jint = 0;

@@ -57,7 +57,7 @@ pub struct Options {
     pub methods_limit: usize,
     /// `file`: where to write the profile at VM death (default: nowhere).
     pub file: Option<PathBuf>,
-    /// `format`: collapsed, json, xtree, xarc or xprof (default: from the file's extension, else collapsed).
+    /// `format`: collapsed, json, xtree, xarc, xprof or pprof (default: from the file's extension, else collapsed).
     pub format: Option<Format>,
     /// `metric`: what the reports and collapsed stacks count: cpu, wall or samples (default: by mode).
     pub metric: Option<Metric>,
@@ -431,8 +431,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "format",
         default: "by extension",
-        allowed: "collapsed, json, xtree, xarc or xprof",
-        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof` (`.json` -> json, ..., else collapsed)",
+        allowed: "collapsed, json, xtree, xarc, xprof or pprof",
+        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof`, `pprof` (`.json` -> json, `.pb.gz` or `.pprof` -> pprof, ..., else collapsed)",
         apply: |o, v| set(&mut o.format, Format::parse(v).map(Some)),
         show: |o| ("format", o.file.as_ref().map(|_| o.dump_format().name()).into()),
     },
@@ -638,6 +638,8 @@ impl Options {
             "xtree" => Format::Xtree,
             "xarc" => Format::Xarc,
             "xprof" => Format::Xprof,
+            "pprof" => Format::Pprof,
+            "gz" if self.file.as_ref().is_some_and(|file| file.to_string_lossy().ends_with(".pb.gz")) => Format::Pprof,
             _ => Format::Collapsed,
         }
     }
@@ -693,6 +695,9 @@ mod tests {
         assert_eq!(a.mode, Mode::Wall);
         assert_eq!(a.dump_format(), Format::Json);
         assert_eq!(Options::parse("").unwrap(), Options::default());
+        for (file, format) in [("p.pb.gz", Format::Pprof), ("p.pprof", Format::Pprof), ("p.gz", Format::Collapsed)] {
+            assert_eq!(Options::parse(&format!("file=/tmp/{file}")).unwrap().dump_format(), format, "{file}");
+        }
     }
 
     #[test]

@@ -2,12 +2,12 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lexopt::prelude::*;
-use pcct::export::{self, json, Format, ReportOptions};
+use pcct::export::{self, json, pprof, Format, ReportOptions};
 use pcct::Metric;
 
 use crate::{input, locate, summary};
@@ -59,6 +59,14 @@ fn parse_max_input(parser: &mut lexopt::Parser) -> Result<u64, Failure> {
 
 /// Reads a JSON profile as it parses it, at most `limit` bytes.
 fn read_profile(path: &Path, limit: u64) -> Result<(pcct::Pcct, pcct::MethodTable), Failure> {
+    read_profile_and_collection(path, limit).map(|(tree, methods, _)| (tree, methods))
+}
+
+/// [`read_profile`], with how the profile was collected when the agent said.
+fn read_profile_and_collection(
+    path: &Path,
+    limit: u64,
+) -> Result<(pcct::Pcct, pcct::MethodTable, Option<json::Collection>), Failure> {
     let cannot_read = |e: &dyn std::fmt::Display| failed(format!("cannot read {}: {e}", path.display()));
     let reader = input::open(path, limit).map_err(|e| cannot_read(&e))?;
     let profile = json::parse_from(reader).map_err(|e| {
@@ -67,7 +75,8 @@ fn read_profile(path: &Path, limit: u64) -> Result<(pcct::Pcct, pcct::MethodTabl
         }
         failed(format!("{} is not a pcct JSON profile (write one with file=<path>.json): {e}", path.display()))
     })?;
-    json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))
+    let (tree, methods) = json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))?;
+    Ok((tree, methods, profile.collection))
 }
 
 /// Runs `write` on standard output through a buffer, as it goes. A reader
@@ -239,14 +248,28 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let format = match format.as_str() {
         "summary" => None,
         _ => Some(Format::parse(&format).ok_or_else(|| {
-            Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
+            Failure::Usage(format!(
+                "--format must be summary, xtree, xarc, xprof, collapsed, json or pprof, not `{format}`"
+            ))
         })?),
     };
-    let (tree, methods) = read_profile(&path, limit)?;
+    if format.is_some_and(|format| !format.is_text()) && io::stdout().is_terminal() {
+        return Err(Failure::Usage("pprof is binary: send it to a file (`> profile.pb.gz`)".to_string()));
+    }
+    let (tree, methods, collection) = read_profile_and_collection(&path, limit)?;
     let metric = metric.unwrap_or(tree.config().metric);
     let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0) };
     print_with(|out| match format {
         None => summary::write_to(out, &tree, &methods, top, metric),
+        Some(Format::Pprof) => {
+            let context = collection.map_or_else(Default::default, |collection| pprof::PprofContext {
+                period_ns: collection.interval_ns,
+                time_nanos: collection.started_unix_ns,
+                duration_nanos: collection.duration_ns,
+                comments: Vec::new(),
+            });
+            pprof::write_to(out, &tree, &methods, &options, &context)
+        }
         Some(format) => export::write_to(out, format, &tree, &methods, &options),
     })
 }

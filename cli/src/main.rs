@@ -20,9 +20,10 @@ usage:
         run java with the agent, then print the hot methods, edges and tree
   pcct attach <pid> [--options OPTS] [--jcmd PATH]
         load the agent into a running JVM (jcmd JVMTI.agent_load)
-  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed|json] [--top N]
+  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed|json|pprof] [--top N]
                              [--min-share X] [--metric cpu|wall|samples]
         print a profile the agent wrote with file=...json, as it goes
+        (pprof: gzipped profile.proto for go tool pprof, Pyroscope, Parca; redirect it to a file)
   pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
         precision as Whaley measures it: correlation of two profiles,
         per method and per calling context, and over real methods only

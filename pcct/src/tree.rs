@@ -260,6 +260,11 @@ impl Pcct {
         self.last_purge = Instant::now();
     }
 
+    /// When the profile began: the last purge, or the tree's creation.
+    pub fn collecting_since(&self) -> Instant {
+        self.last_purge
+    }
+
     /// Purges when the configured period has passed since the last purge.
     pub fn purge_if_due(&mut self, now: Instant) -> bool {
         match self.config.purge_period {

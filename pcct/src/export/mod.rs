@@ -1,11 +1,14 @@
 //! Output formats, one per file. Every exporter reads a tree and its method
-//! table and writes text; none of them changes the tree. The text formats
+//! table and writes text (pprof: gzipped protobuf); none of them changes
+//! the tree. The text formats
 //! write names escaped ([`crate::names::escape`]: control characters and
 //! the format's separators as `\xNN`, a backslash as `\\`), so a name never
 //! splits a line or a stack; JSON writes them as they are.
 
 pub mod collapsed;
 pub mod json;
+pub mod pprof;
+pub mod pprof_proto;
 pub mod xarc;
 pub mod xprof;
 pub mod xtree;
@@ -35,10 +38,13 @@ pub enum Format {
     Xarc,
     /// arcflow's flat report.
     Xprof,
+    /// pprof's gzipped `profile.proto` (see [`pprof`]): binary, not text.
+    Pprof,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof];
+    pub const ALL: [Format; 6] =
+        [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof, Format::Pprof];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -47,7 +53,13 @@ impl Format {
             Format::Xtree => "xtree",
             Format::Xarc => "xarc",
             Format::Xprof => "xprof",
+            Format::Pprof => "pprof",
         }
+    }
+
+    /// Whether the format is text (all but pprof).
+    pub fn is_text(self) -> bool {
+        self != Format::Pprof
     }
 
     pub fn parse(text: &str) -> Option<Format> {
@@ -93,10 +105,12 @@ pub fn write_to(
         Format::Xtree => xtree::write_to(out, tree, methods, options),
         Format::Xarc => xarc::write_to(out, tree, methods, options),
         Format::Xprof => xprof::write_to(out, tree, methods, options),
+        Format::Pprof => pprof::write_to(out, tree, methods, options, &pprof::PprofContext::default()),
     }
 }
 
-/// The tree in `format` as text.
+/// The tree in a text `format` as text (pprof, which is binary, comes
+/// back lossily decoded: use [`write_to`] or [`pprof::write`] for it).
 pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
     to_text(|out| write_to(out, format, tree, methods, options))
 }
@@ -105,7 +119,7 @@ pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &Repor
 pub(crate) fn to_text(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> String {
     let mut bytes = Vec::new();
     write(&mut bytes).expect("writing into memory cannot fail");
-    String::from_utf8(bytes).expect("the exporters write UTF-8")
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// `method`'s display name as the text reports write it: escaped, with
