@@ -135,6 +135,7 @@ mod slot;
 mod tree;
 pub mod view;
 mod weight;
+pub mod window;
 
 pub use error::{PcctError, Result};
 pub use frame::{Frame, NO_BCI};

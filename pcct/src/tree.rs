@@ -145,7 +145,7 @@ pub struct Pcct {
     hot_edges: HotList,
     pub(crate) counters: MethodCounters,
     total: Weight,
-    token: TreeToken,
+    pub(crate) token: TreeToken,
     stats: TreeStats,
     last_purge: Instant,
 }

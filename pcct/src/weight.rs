@@ -84,6 +84,18 @@ impl Weight {
     pub fn is_zero(&self) -> bool {
         *self == Weight::ZERO
     }
+
+    /// `self - earlier`, component-wise, saturating at zero: what was added
+    /// to a weight since `earlier` was read (weights only grow between purges).
+    pub fn since(&self, earlier: &Weight) -> Weight {
+        // Destructured whole, so a new resource cannot be forgotten here.
+        let Weight { samples, cpu_ns, wall_ns } = *self;
+        Weight {
+            samples: samples.saturating_sub(earlier.samples),
+            cpu_ns: cpu_ns.saturating_sub(earlier.cpu_ns),
+            wall_ns: wall_ns.saturating_sub(earlier.wall_ns),
+        }
+    }
 }
 
 impl std::ops::AddAssign<&Weight> for Weight {

@@ -26,6 +26,7 @@ pub mod same_origin;
 pub mod serve;
 pub mod state;
 pub mod text_budget;
+pub mod window;
 
 use std::time::Instant;
 
@@ -57,6 +58,8 @@ pub fn app(state: AppState) -> Router {
         .route("/api/samples", get(routes::samples::samples))
         .route("/api/reports/{kind}", get(routes::reports::report))
         .route("/api/collapsed", get(routes::reports::collapsed))
+        .route("/api/pprof", get(routes::pprof::cumulative))
+        .route("/debug/pprof/profile", get(routes::pprof::window))
         .route("/api/purge", post(routes::control::purge))
         .route("/api/sampling", post(routes::control::sampling))
         .fallback(not_found)

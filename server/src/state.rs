@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::error::ApiError;
 use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
+use crate::window::WindowBudget;
 
 /// Settings of the server, from the agent's options.
 #[derive(Clone)]
@@ -58,6 +59,8 @@ pub struct Inner {
     pub config: AppConfig,
     pub metrics: Metrics,
     pub heavy: HeavyJobs,
+    /// The bytes the starts of open profile windows hold.
+    pub windows: Arc<WindowBudget>,
     pub started: Instant,
 }
 
@@ -97,7 +100,8 @@ impl AppState {
     pub fn new(shared: Arc<Shared>, config: AppConfig) -> AppState {
         let heavy = HeavyJobs::new(config.heavy_requests);
         let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
-        AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
+        let windows = WindowBudget::new(crate::window::MAX_WINDOW_BYTES);
+        AppState(Arc::new(Inner { shared, config, metrics, heavy, windows, started: Instant::now() }))
     }
 
     /// `value` as a JSON answer within the server's JSON budget, or 413

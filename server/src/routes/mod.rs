@@ -7,6 +7,7 @@ pub mod health;
 pub mod hot;
 pub mod metrics;
 pub mod page;
+pub mod pprof;
 pub mod reports;
 pub mod samples;
 pub mod status;
