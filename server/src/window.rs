@@ -31,12 +31,28 @@ pub const MAX_WINDOW_BYTES: usize = 64 << 20;
 /// The bytes held by the starts of open windows, and their limit.
 pub struct WindowBudget {
     used: AtomicUsize,
+    open: AtomicUsize,
     limit: usize,
+}
+
+/// What `/api/status` shows of the open windows.
+#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct WindowsStatus {
+    /// Windows open now.
+    pub open: usize,
+    /// Bytes their starts hold.
+    pub bytes: usize,
+    /// Most bytes they may hold together.
+    pub limit: usize,
 }
 
 impl WindowBudget {
     pub fn new(limit: usize) -> Arc<WindowBudget> {
-        Arc::new(WindowBudget { used: AtomicUsize::new(0), limit })
+        Arc::new(WindowBudget { used: AtomicUsize::new(0), open: AtomicUsize::new(0), limit })
+    }
+
+    pub fn status(&self) -> WindowsStatus {
+        WindowsStatus { open: self.open.load(Ordering::Acquire), bytes: self.used(), limit: self.limit }
     }
 
     /// Bytes held now.
@@ -49,7 +65,10 @@ impl WindowBudget {
         loop {
             let wanted = used.checked_add(bytes).filter(|&wanted| wanted <= self.limit)?;
             match self.used.compare_exchange(used, wanted, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Some(Reservation { budget: Arc::clone(self), bytes }),
+                Ok(_) => {
+                    self.open.fetch_add(1, Ordering::AcqRel);
+                    return Some(Reservation { budget: Arc::clone(self), bytes });
+                }
                 Err(now) => used = now,
             }
         }
@@ -65,6 +84,7 @@ struct Reservation {
 impl Drop for Reservation {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.budget.open.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -173,10 +193,12 @@ mod tests {
         let budget = WindowBudget::new(1 << 20);
         let window = open(&shared, &budget).unwrap();
         assert!(budget.used() > 0);
+        assert_eq!(budget.status().open, 1);
         record(&shared, 2);
         let answer =
             finish(&shared, window, &shared.snapshot(), &ReportOptions::default(), 1000, 1 << 20).unwrap().unwrap();
         assert_eq!(budget.used(), 0, "the start is given back when the window ends");
+        assert_eq!(budget.status().open, 0);
         assert_eq!(answer.samples, 2);
         assert!(!answer.restarted);
         let profile = pprof::decode(&answer.bytes).unwrap();

@@ -26,6 +26,7 @@ pub mod http;
 pub mod jdk;
 pub mod jvm;
 pub mod poll;
+pub mod pprof;
 pub mod profile;
 pub mod prometheus;
 pub mod stress;

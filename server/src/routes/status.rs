@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::heavy::HeavyJobsStatus;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
+use crate::window::WindowsStatus;
 
 #[derive(Serialize)]
 pub struct Sampling {
@@ -45,6 +46,8 @@ pub struct Status {
     pub counters: CountersSnapshot,
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
+    /// Profile windows open (`/debug/pprof/profile`).
+    pub windows: WindowsStatus,
 }
 
 /// `GET /api/status`
@@ -86,6 +89,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
+        windows: state.windows.status(),
     };
     state.json(None, &answer)
 }
