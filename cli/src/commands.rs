@@ -43,6 +43,7 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
         "attach" => attach(parser),
         "report" => report(parser),
         "correlate" => correlate(parser),
+        "diff" => diff(parser),
         "import-stacks" => import_stacks(parser),
         "help" => Err(Failure::Help),
         other => Err(Failure::Usage(format!("unknown command `{other}`"))),
@@ -323,6 +324,74 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
         percent(no_java[1])
     );
     Ok(())
+}
+
+/// Compares two profiles: the methods and contexts whose share of their
+/// profile's total grew or shrank most (`pcct::diff`), and with
+/// `--flamegraph` a differential flame graph (inferno: the after profile's
+/// widths, red where a frame grew, blue where it shrank, the before
+/// profile normalised to the after one's total).
+fn diff(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let mut paths = Vec::new();
+    let (mut metric, mut top, mut min_change, mut flamegraph) = (None, 20usize, 0.001f64, None);
+    let mut limit = input::DEFAULT_LIMIT;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("max-input") => limit = parse_max_input(&mut parser)?,
+            Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
+            Long("top") => top = parser.value()?.parse()?,
+            Long("min-change") => min_change = parser.value()?.parse()?,
+            Long("flamegraph") => flamegraph = Some(PathBuf::from(parser.value()?)),
+            Value(value) => paths.push(PathBuf::from(value)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let [before_path, after_path] = paths.as_slice() else {
+        return Err(Failure::Usage("diff needs exactly two profiles: <before.json> <after.json>".to_string()));
+    };
+    let before = read_profile(before_path, limit)?;
+    let after = read_profile(after_path, limit)?;
+    let metric = metric.unwrap_or(after.0.config().metric);
+    if let Some(svg) = &flamegraph {
+        differential_flamegraph(&before, &after, metric, svg, (before_path, after_path))?;
+    }
+    let diff = pcct::diff::diff((&before.0, &before.1), (&after.0, &after.1), metric);
+    let names = (before_path.display().to_string(), after_path.display().to_string());
+    print_with(|out| pcct::diff::write_text(out, &diff, (&names.0, &names.1), top, min_change.clamp(0.0, 1.0)))?;
+    if let Some(svg) = flamegraph {
+        eprintln!("differential flame graph written to {}", svg.display());
+    }
+    Ok(())
+}
+
+/// Writes the differential flame graph of `before` -> `after` to `path`.
+fn differential_flamegraph(
+    before: &(pcct::Pcct, pcct::MethodTable),
+    after: &(pcct::Pcct, pcct::MethodTable),
+    metric: Metric,
+    path: &Path,
+    names: (&Path, &Path),
+) -> Result<(), Failure> {
+    let before_text = export::collapsed::write(&before.0, &before.1, metric);
+    let after_text = export::collapsed::write(&after.0, &after.1, metric);
+    let mut folded = Vec::new();
+    let options = inferno::differential::Options { normalize: true, strip_hex: false };
+    inferno::differential::from_readers(options, before_text.as_bytes(), after_text.as_bytes(), &mut folded)
+        .map_err(|e| failed(format!("cannot fold the two profiles: {e}")))?;
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!("pcct diff: {} -> {}", names.0.display(), names.1.display());
+    options.subtitle =
+        Some("red: grew, blue: shrank (shares of each profile's total); widths: the second profile".into());
+    options.count_name = metric.name().to_string();
+    options.deterministic = true;
+    let mut svg =
+        BufWriter::new(File::create(path).map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?);
+    if folded.is_empty() {
+        folded.extend_from_slice(b"[no samples] 0 1\n");
+    }
+    inferno::flamegraph::from_reader(&mut options, &folded[..], &mut svg)
+        .and_then(|()| svg.flush())
+        .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Builds a PCCT from sampled stacks written by another profiler

@@ -29,12 +29,17 @@ usage:
         per method and per calling context, and over real methods only
         (pseudo-frames' weight to the Java frame above; the share of
         samples without any Java frame printed beside)
+  pcct diff <before.json> <after.json> [--metric cpu|wall|samples] [--top N] [--min-change X]
+                                      [--flamegraph FILE.svg]
+        what grew or shrank: methods (self and total) and contexts whose share of
+        their profile's total changed most; --flamegraph also writes a differential
+        flame graph (red: grew, blue: shrank)
   pcct import-stacks <in.stacks> <out.json> [--interval-ns N]
         build a profile from another profiler's sampled stacks
         (time_ns<TAB>thread<TAB>class|method|descriptor|bci or [pseudo]..., root first)
 
 common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
-        --max-input SIZE (report, correlate, import-stacks): read at most this much
+        --max-input SIZE (report, correlate, diff, import-stacks): read at most this much
         of an input file (default 2g; k, m, g), else stop with an error
 options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";
 

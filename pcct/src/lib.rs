@@ -121,6 +121,7 @@
 #![forbid(unsafe_code)]
 
 pub mod correlation;
+pub mod diff;
 mod error;
 pub mod export;
 mod frame;
