@@ -233,12 +233,25 @@ impl Agent {
         if !sampler.is_null() && jni.is_same_object(thread, sampler as jobject) {
             return;
         }
-        self.register_thread(current_tid(), jni.raw(), ThreadOrigin::Started);
+        let tid = current_tid();
+        self.name_thread(jni, thread, tid);
+        self.register_thread(tid, jni.raw(), ThreadOrigin::Started);
+    }
+
+    /// Keeps the Java name of `thread` (kernel id `tid`) for answers. Runs
+    /// on Java threads (ThreadStart, VMInit) and the sampler thread before
+    /// it samples (discovery); takes only the names' leaf lock.
+    pub fn name_thread(&self, jni: Jni, thread: jthread, tid: i32) {
+        if let Some(name) = self.jvmti.thread_name(jni, thread) {
+            self.shared.thread_names.lock().started(tid, &name);
+        }
     }
 
     /// ThreadEnd, on the ending thread.
     pub fn thread_ended(&self) {
-        self.registry.retire(current_tid());
+        let tid = current_tid();
+        self.shared.thread_names.lock().ended(tid);
+        self.registry.retire(tid);
     }
 
     /// CompiledMethodLoad (with `compiled=on`).
@@ -347,6 +360,11 @@ impl Registrar for Agent {
     }
 
     fn retire(&self, tid: i32) {
+        self.shared.thread_names.lock().ended(tid);
         self.registry.retire(tid);
+    }
+
+    fn named(&self, tid: i32, name: &str) {
+        self.shared.thread_names.lock().started(tid, name);
     }
 }

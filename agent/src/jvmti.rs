@@ -259,6 +259,27 @@ impl Jvmti {
         Ok(list)
     }
 
+    /// The name of `thread` (`java.lang.Thread.getName()` as JVMTI's
+    /// GetThreadInfo reads it, running no Java code); the references the
+    /// call returns besides are deleted in `jni`, the calling thread's.
+    pub fn thread_name(&self, jni: Jni, thread: jthread) -> Option<String> {
+        let mut info = jvmtiThreadInfo {
+            name: ptr::null_mut(),
+            priority: 0,
+            is_daemon: 0,
+            thread_group: ptr::null_mut(),
+            context_class_loader: ptr::null_mut(),
+        };
+        let error = call!(self.0, GetThreadInfo, MISSING, thread, &mut info);
+        if error != jvmtiError::JVMTI_ERROR_NONE {
+            return None;
+        }
+        jni.delete_local_ref(info.thread_group);
+        jni.delete_local_ref(info.context_class_loader);
+        // SAFETY: GetThreadInfo succeeded: `name` is JVMTI's string (or null).
+        Some(unsafe { self.take_string(info.name) })
+    }
+
     /// Whether `thread` has started and not yet terminated (false if its
     /// state cannot be read).
     pub fn is_alive(&self, thread: jthread) -> bool {

@@ -48,6 +48,8 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/", get(routes::page::page))
         .route("/healthz", get(routes::health::healthz))
+        .route("/login", get(routes::login::show).post(routes::login::login))
+        .route("/logout", post(routes::login::logout))
         .route("/metrics", get(routes::metrics::metrics))
         .route("/flamegraph.svg", get(routes::flamegraph::flamegraph))
         .route("/api/status", get(routes::status::status))

@@ -77,18 +77,16 @@ impl Params {
         }
     }
 
-    /// The report metric: `cpu`, `wall` or `samples`.
+    /// The report metric: one of [`pcct::Metric::ALL`] by name (`cpu_ns`,
+    /// `wall_ns`, `samples`, ...; `cpu` and `wall` too), or `default`.
     pub fn metric(&self, default: pcct::Metric) -> Result<pcct::Metric, ApiError> {
-        let default_name = match default {
-            pcct::Metric::CpuNs => "cpu",
-            pcct::Metric::WallNs => "wall",
-            pcct::Metric::Samples => "samples",
-        };
-        Ok(match self.choice("metric", &["cpu", "wall", "samples"], default_name)? {
-            "wall" => pcct::Metric::WallNs,
-            "samples" => pcct::Metric::Samples,
-            _ => pcct::Metric::CpuNs,
-        })
+        match self.get("metric") {
+            None => Ok(default),
+            Some(text) => pcct::Metric::parse(text).ok_or_else(|| {
+                let names: Vec<&str> = pcct::Metric::ALL.iter().map(|metric| metric.name()).collect();
+                ApiError::parameter("metric", format!("must be one of: {} (or cpu, wall)", names.join(", ")))
+            }),
+        }
     }
 }
 

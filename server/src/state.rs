@@ -10,6 +10,7 @@ use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
+use crate::auth::Sessions;
 use crate::error::ApiError;
 use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
@@ -61,6 +62,8 @@ pub struct Inner {
     pub heavy: HeavyJobs,
     /// The bytes the starts of open profile windows hold.
     pub windows: Arc<WindowBudget>,
+    /// Browser sessions opened by the login form (with a token).
+    pub sessions: parking_lot::Mutex<Sessions>,
     pub started: Instant,
 }
 
@@ -101,7 +104,8 @@ impl AppState {
         let heavy = HeavyJobs::new(config.heavy_requests);
         let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
         let windows = WindowBudget::new(crate::window::MAX_WINDOW_BYTES);
-        AppState(Arc::new(Inner { shared, config, metrics, heavy, windows, started: Instant::now() }))
+        let sessions = parking_lot::Mutex::new(Sessions::default());
+        AppState(Arc::new(Inner { shared, config, metrics, heavy, windows, sessions, started: Instant::now() }))
     }
 
     /// `value` as a JSON answer within the server's JSON budget, or 413

@@ -48,6 +48,10 @@ pub struct Status {
     pub heavy_jobs: HeavyJobsStatus,
     /// Profile windows open (`/debug/pprof/profile`).
     pub windows: WindowsStatus,
+    /// The resources reports can count (`metric=`), from `pcct::Metric::ALL`,
+    /// and the one they count by default.
+    pub metrics: Vec<&'static str>,
+    pub report_metric: &'static str,
 }
 
 /// `GET /api/status`
@@ -90,6 +94,8 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
         windows: state.windows.status(),
+        metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
+        report_metric: state.config.report_metric.name(),
     };
     state.json(None, &answer)
 }

@@ -309,6 +309,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/reports/xarc", ""),
     ("GET", "/api/reports/xtree", ""),
     ("GET", "/api/collapsed", ""),
+    ("GET", "/api/pprof", ""),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", "{}"),
 ];
@@ -316,7 +317,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
 /// The query parameters each route that validates its query takes.
 pub const PARAMETERS: &[(&str, &str, &[&str])] = &[
     ("GET", "/metrics", &[]),
-    ("GET", "/flamegraph.svg", &["metric", "title"]),
+    ("GET", "/flamegraph.svg", &["metric", "title", "min_share", "s", "x", "y"]),
     ("GET", "/api/status", &[]),
     ("GET", "/api/hot-methods", &["limit", "by"]),
     ("GET", "/api/hot-edges", &["limit"]),
