@@ -21,6 +21,7 @@
 pub mod agent_so;
 pub mod attach;
 pub mod browser;
+pub mod devtools;
 pub mod fixture;
 pub mod http;
 pub mod jdk;
