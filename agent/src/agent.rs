@@ -52,6 +52,7 @@ pub struct Agent {
     /// Set once VMDeath began: callbacks do nothing after it.
     dying: AtomicBool,
     server: Mutex<Option<pcct_server::ServerHandle>>,
+    push: Mutex<Option<pcct_server::push::PushHandle>>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -141,6 +142,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
+        push: Mutex::new(None),
     };
     agent.shared.vm.lock().debug_info = debug_info;
     if AGENT.set(agent).is_err() {
@@ -182,8 +184,23 @@ impl Agent {
             vm.jvm_name = self.jvmti.system_property("java.vm.name").unwrap_or_default();
             vm.jvm_version = self.jvmti.system_property("java.vm.version").unwrap_or_default();
         }
+        let push = self.options.push_config().and_then(|config| {
+            let started = pcct_server::push::start(self.shared.clone(), config.clone(), Some(self.options.signal));
+            match started {
+                Ok(handle) => {
+                    say(&format!("pushing windows of {:?} to {}", config.every, config.url));
+                    let stats = (Arc::clone(&handle.stats), config);
+                    *self.push.lock() = Some(handle);
+                    Some(stats)
+                }
+                Err(error) => {
+                    complain(&format!("push not started: {error}"));
+                    None
+                }
+            }
+        });
         if self.options.http {
-            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name()) {
+            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name(), push) {
                 Ok(handle) => {
                     say(&format!("serving http://{}", handle.address));
                     *self.server.lock() = Some(handle);
@@ -342,6 +359,10 @@ impl Agent {
             .map(|path| (path, crate::dump::write(&self.shared, format, self.options.report_metric(), path)));
         if let Some(handle) = self.server.lock().take() {
             handle.shut_down(Duration::from_secs(1));
+        }
+        if let Some(push) = self.push.lock().take() {
+            // The last window, sent with what is queued, for at most a second.
+            push.stop(Duration::from_secs(1));
         }
         let tree_total = self.shared.profile.lock().tree.total();
         let disabled = self.shared.disabled_reason();

@@ -21,6 +21,7 @@ pub mod heavy;
 pub mod json_answer;
 pub mod metrics;
 pub mod params;
+pub mod push;
 pub mod routes;
 pub mod same_origin;
 pub mod serve;

@@ -142,19 +142,32 @@ pub fn finish(
     period_ns: u64,
     budget: usize,
 ) -> Result<Option<PprofWindow>, ApiError> {
-    let resets = shared.counters.method_table_resets.load(Ordering::Acquire);
-    let cut = pcct::window::window(&window.start, &profile.tree)
-        .map_err(|error| ApiError::internal(format!("the window could not be built: {error}")))?;
+    let reset = shared.counters.method_table_resets.load(Ordering::Acquire) != window.resets;
+    pprof_of(&window.start, reset, profile, options, period_ns, budget).map_err(ApiError::internal)
+}
+
+/// The window from `start` to `profile` as pprof within `budget` bytes
+/// (`None` beyond it); `reset`: the method table started over meanwhile.
+pub fn pprof_of(
+    start: &WindowStart,
+    reset: bool,
+    profile: &Profile,
+    options: &ReportOptions,
+    period_ns: u64,
+    budget: usize,
+) -> Result<Option<PprofWindow>, String> {
+    let cut = pcct::window::window(start, &profile.tree)
+        .map_err(|error| format!("the window could not be built: {error}"))?;
     let duration = cut.since.elapsed();
     let mut comments = vec![format!("pcct window of {:.3} s", duration.as_secs_f64())];
     if cut.restarted {
         comments.push(format!(
             "the profile was purged during this window: it holds only the last {:.3} s of the {:.3} s asked for",
             duration.as_secs_f64(),
-            window.started().elapsed().as_secs_f64()
+            start.at().elapsed().as_secs_f64()
         ));
     }
-    if resets != window.resets {
+    if reset {
         comments.push("the method table started over during this window (methods= limit)".to_string());
     }
     let context = PprofContext {
@@ -166,7 +179,7 @@ pub fn finish(
     let bytes = within_budget_bytes(budget, |out| pprof::write_to(out, &cut.tree, &profile.methods, options, &context));
     Ok(bytes.map(|bytes| PprofWindow {
         bytes,
-        restarted: cut.restarted || resets != window.resets,
+        restarted: cut.restarted || reset,
         duration,
         samples: cut.tree.total().samples,
     }))

@@ -21,6 +21,7 @@
 pub mod agent_so;
 pub mod attach;
 pub mod browser;
+pub mod control;
 pub mod devtools;
 pub mod fixture;
 pub mod http;
@@ -30,6 +31,7 @@ pub mod poll;
 pub mod pprof;
 pub mod profile;
 pub mod prometheus;
+pub mod receiver;
 pub mod stress;
 pub mod summary;
 pub mod temp;

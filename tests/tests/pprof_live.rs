@@ -13,52 +13,14 @@ use std::time::{Duration, Instant};
 
 use pcct::export::pprof;
 use pcct::export::pprof_proto::Profile;
+use pcct_tests::control::{pause, resume, samples_beyond, u64_at};
 use pcct_tests::http::{start_served, Client, Served};
 use pcct_tests::pprof::{
     difference, go_pprof_raw_totals, go_pprof_top_total, protoc_decode, sample_types, stacks, totals, Stacks,
 };
 use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
-use serde_json::Value;
 
 const SOON: Duration = Duration::from_secs(30);
-
-fn u64_at(value: &Value, pointer: &str) -> u64 {
-    value.pointer(pointer).and_then(Value::as_u64).unwrap_or_else(|| panic!("no number at {pointer} in {value}"))
-}
-
-/// Signals sent whose outcome is not yet counted.
-fn in_flight(status: &Value) -> i64 {
-    let counter = |name: &str| u64_at(status, &format!("/counters/{name}")) as i64;
-    counter("signals_sent")
-        - [
-            "samples_recorded",
-            "samples_failed",
-            "samples_filtered",
-            "samples_dropped_full",
-            "samples_lost",
-            "samples_retired",
-        ]
-        .iter()
-        .map(|name| counter(name))
-        .sum::<i64>()
-}
-
-/// Pauses sampling and waits until the profile holds still: a drain after
-/// the pause, and no signal in flight.
-fn pause(client: &Client) {
-    let answer = client.post_json("/api/sampling", r#"{"running":false}"#);
-    assert_eq!(answer["running"], false, "{answer}");
-    let tick = u64_at(&client.get_json("/api/status"), "/profile/tick");
-    poll_until(Instant::now() + SOON, || {
-        let status = client.get_json("/api/status");
-        (u64_at(&status, "/profile/drained_tick") > tick + 1 && in_flight(&status) == 0).then_some(())
-    })
-    .unwrap_or_else(|| panic!("the profile did not settle after the pause: {}", client.get_json("/api/status")));
-}
-
-fn resume(client: &Client) {
-    client.post_json("/api/sampling", r#"{"running":true}"#);
-}
 
 fn get_bytes(client: &Client, path: &str) -> (Vec<u8>, Option<String>) {
     let response = client.get(path).unwrap_or_else(|e| panic!("GET {path}: {e}"));
@@ -94,14 +56,6 @@ fn live_target(jdk: &Jdk, fixture: &Fixture) -> Served {
     let mut served = start_served(Jvm::new(jdk, fixture, "LiveTarget"), fixture, "interval=1ms");
     served.jvm.wait_for_stdout_line("ready", SOON);
     served
-}
-
-/// Waits until the profile has `more` samples beyond `base`.
-fn samples_beyond(client: &Client, base: u64, more: u64) {
-    poll_until(Instant::now() + SOON, || {
-        (u64_at(&client.get_json("/api/status"), "/profile/samples") >= base + more).then_some(())
-    })
-    .unwrap_or_else(|| panic!("no {more} new samples within {SOON:?}: {}", client.get_json("/api/status")));
 }
 
 /// One window of `seconds=2`, sampling only while it is open: opened

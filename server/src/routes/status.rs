@@ -52,6 +52,8 @@ pub struct Status {
     /// and the one they count by default.
     pub metrics: Vec<&'static str>,
     pub report_metric: &'static str,
+    /// The periodic push, if there is one.
+    pub push: Option<crate::push::PushStatus>,
 }
 
 /// `GET /api/status`
@@ -96,6 +98,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         windows: state.windows.status(),
         metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
         report_metric: state.config.report_metric.name(),
+        push: state.config.push.as_ref().map(|(stats, config)| stats.status(config)),
     };
     state.json(None, &answer)
 }
