@@ -11,7 +11,8 @@
 //! answer does) and makes the window since the previous snapshot
 //! (`pcct::window`); the next window starts from the same snapshot, so
 //! windows follow each other without a gap. Windows wait in a bounded
-//! queue ([`QUEUE`]); a full queue drops its oldest (counted). A failed
+//! queue ([`QUEUE`] windows, [`QUEUE_BYTES`] bytes); a full queue drops
+//! its oldest (counted). A failed
 //! send (no connection, a timeout, a 5xx) is retried after a back-off
 //! that doubles from 1 s to 60 s; a 4xx drops the window (the receiver
 //! refuses it; counted). Sampling never waits for any of it: the push only
@@ -32,6 +33,8 @@ use serde::Serialize;
 
 /// Windows waiting to be sent, at most.
 pub const QUEUE: usize = 16;
+/// Bytes the waiting windows may hold together.
+pub const QUEUE_BYTES: usize = 64 << 20;
 /// Longest one send may take.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// First and longest wait after a failed send.
@@ -268,7 +271,10 @@ impl Pusher {
             Ok(None) => return self.lost("a window was larger than 64 MiB".to_string()),
             Err(error) => return self.lost(error),
         };
-        if self.queue.len() == QUEUE {
+        let queued_bytes = |queue: &VecDeque<Pushed>| queue.iter().map(|pushed| pushed.bytes.len()).sum::<usize>();
+        while !self.queue.is_empty()
+            && (self.queue.len() == QUEUE || queued_bytes(&self.queue) + window.bytes.len() > QUEUE_BYTES)
+        {
             self.queue.pop_front();
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         }
