@@ -492,7 +492,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "token",
         default: "—",
         allowed: "1 to 256 visible ASCII characters",
-        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz`",
+        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz` (browsers log in once at `/login` for a session cookie)",
         apply: |o, v| set(&mut o.token, valid_token(v).map(Some)),
         show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
     },
