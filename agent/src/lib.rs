@@ -37,3 +37,8 @@ mod serve;
 mod summary;
 mod threads;
 mod walker;
+
+/// Every allocation of the agent's Rust code is counted (`pcct_sampler::heap`):
+/// `/api/status`, `/metrics` and the dump say how much heap pcct holds.
+#[global_allocator]
+static HEAP: pcct_sampler::heap::CountingAllocator = pcct_sampler::heap::CountingAllocator;

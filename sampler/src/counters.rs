@@ -123,6 +123,10 @@ macro_rules! counters {
             pub handler_time: HistogramSnapshot,
             pub drain_time: HistogramSnapshot,
             pub tick_time: HistogramSnapshot,
+            /// Bytes the agent's own heap holds, and the most it held
+            /// ([`crate::heap`]; zero where its allocator is not installed).
+            pub agent_heap_bytes: u64,
+            pub agent_heap_peak_bytes: u64,
         }
 
         impl Default for Counters {
@@ -157,6 +161,8 @@ macro_rules! counters {
                     handler_time: self.handler_time.snapshot(),
                     drain_time: self.drain_time.snapshot(),
                     tick_time: self.tick_time.snapshot(),
+                    agent_heap_bytes: crate::heap::usage().live_bytes,
+                    agent_heap_peak_bytes: crate::heap::usage().peak_bytes,
                 }
             }
         }

@@ -14,6 +14,8 @@
 //!   each thread's marked frames, choose and signal threads.
 //! - [`shared`]: what the agent and the HTTP server read (profile, counters,
 //!   recent samples, run-time control).
+//! - [`heap`]: the counting allocator the agent library installs, so pcct
+//!   can say how much heap it holds.
 //!
 //! It must never: allocate, lock or log in the signal handler; hold a slot
 //! in the DRAINING state across anything slower than a copy; call into the
@@ -26,6 +28,7 @@ pub mod config;
 pub mod counters;
 mod error;
 pub mod handler;
+pub mod heap;
 pub mod hotspot;
 pub mod recent;
 pub mod registers;

@@ -47,6 +47,8 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_pcct_edges", "Edges in the calling context tree.", MetricType::GAUGE, &[]),
     ("pcct_arena_bytes", "Bytes of the tree's arena in use.", MetricType::GAUGE, &[]),
     ("pcct_arena_limit_bytes", "Bytes the tree's arena may grow to.", MetricType::GAUGE, &[]),
+    ("pcct_agent_heap_bytes", "Bytes the agent's own heap holds, as its counting allocator sees them: allocated, not all resident (the arena is reserved whole at start).", MetricType::GAUGE, &[]),
+    ("pcct_agent_heap_peak_bytes", "The most bytes the agent's own heap held at once.", MetricType::GAUGE, &[]),
     ("pcct_pcct_purges_total", "Purges of the tree (periodic, requested or forced by a full arena).", MetricType::COUNTER, &[]),
     ("pcct_profile_samples", "Samples in the profile since its last purge.", MetricType::GAUGE, &[]),
     ("pcct_profile_cpu_seconds", "CPU time in the profile since its last purge.", MetricType::GAUGE, &[]),
@@ -199,6 +201,8 @@ impl SamplerCollector {
         put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
         put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
+        put("pcct_agent_heap_bytes", g(counters.agent_heap_bytes as f64));
+        put("pcct_agent_heap_peak_bytes", g(counters.agent_heap_peak_bytes as f64));
 
         let profile = self.shared.profile.lock();
         let tree = &profile.tree;

@@ -10,7 +10,8 @@ import java.util.function.LongUnaryOperator;
  * microseconds at the bottom: about 4^depth different paths, so a profile
  * of calling contexts grows until its arena is full.
  *
- * With <generate> = yes, one more thread generates classes for as long:
+ * With <generate> = yes, one more thread generates classes for as long
+ * (and at least MIN_CLASSES of them):
  * each is Gen0000000 (below) with the digits in its name and its method's
  * name replaced by a counter, defined in a throwaway class loader and run
  * for about a millisecond, so new method names, jmethodIDs and contexts
@@ -21,6 +22,11 @@ import java.util.function.LongUnaryOperator;
  */
 public class BranchyContexts {
     static volatile long sink;
+    /** Classes defined between two collections that unload them. */
+    static final int GC_EVERY = 200;
+    /** Classes defined at least, however slow the machine: two runs then
+     *  load comparable numbers of classes. */
+    static final int MIN_CLASSES = 1000;
 
     static long leaf(long x) {
         for (int i = 0; i < 300; i++) {
@@ -104,7 +110,7 @@ public class BranchyContexts {
         byte[] token = "0000000".getBytes(StandardCharsets.US_ASCII);
         long count = 0;
         long x = 7;
-        while (System.nanoTime() < endNs) {
+        while (System.nanoTime() < endNs || count < MIN_CLASSES) {
             count++;
             String digits = String.format("%07d", count % 10_000_000);
             byte[] bytes = patched(template, token, digits.getBytes(StandardCharsets.US_ASCII));
@@ -114,7 +120,11 @@ public class BranchyContexts {
             while (System.nanoTime() < until) {
                 x = op.applyAsLong(x);
             }
-            if (count % 2000 == 0) {
+            // Unload every few hundred classes: the classes alive at once
+            // (and so the metaspace's peak) then do not depend on how many
+            // a run managed to define, which varies with the machine's load
+            // (stress_memory compares two runs' peak memory).
+            if (count % GC_EVERY == 0) {
                 System.gc();
             }
         }

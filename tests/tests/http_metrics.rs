@@ -193,6 +193,11 @@ per_jdk! {
         assert_eq!(after.value("pcct_sampling_interval_seconds", &[]), 0.001);
         assert_eq!(after.value("pcct_sampling_running", &[]), 1.0);
         assert!(after.value("pcct_pcct_nodes", &[]) > 1.0);
+        // The agent's own heap holds at least its arena's used part, and
+        // its peak is at least what it holds.
+        let heap = after.value("pcct_agent_heap_bytes", &[]);
+        assert!(heap >= after.value("pcct_arena_bytes", &[]), "agent heap {heap}");
+        assert!(after.value("pcct_agent_heap_peak_bytes", &[]) >= heap);
 
         // The hot-method gauges: at most TOP series each, ranks 1..=n once,
         // rank 1 is the hottest method (as /api/hot-methods says).

@@ -3,10 +3,18 @@
 //! method names (and unloads old ones), sampled at 1 ms with a small arena
 //! (`arena=1m`) and the smallest method-name budget (`methods=256k`).
 //!
+//! - The agent's own heap (counted by its allocator, `agent_heap_peak_bytes`
+//!   in the dump) never exceeds `arena + methods + AGENT_HEAP_FIXED_BYTES`.
 //! - The JVM's peak resident memory with the agent exceeds the same run's
 //!   without the agent by at most `arena + methods + AGENT_FIXED_BYTES`
-//!   (README, "Memory"); heap and metaspace behave the same in both runs
-//!   (fixed, pre-touched heap).
+//!   (README, "Memory"): what the agent's heap does not show (its library,
+//!   threads' stacks, the allocator's slack, what the JVM keeps for an
+//!   agent). Both runs use a fixed, pre-touched heap, define at least the
+//!   same number of classes and unload them every 200, and compile with C1
+//!   only: C2's own memory for compiling (HotSpot's "Compiler" and "Arena
+//!   Chunk" categories) peaked anywhere from 0.2 to 26 MB between identical
+//!   runs, which made the peaks of two single runs differ by up to 40 MB
+//!   with no agent at all.
 //! - The arena fills: samples needing new nodes are dropped and counted,
 //!   and the tree never holds more nodes than the arena has room for.
 //! - The method table outgrows its budget and starts over (counted).
@@ -24,8 +32,13 @@ use std::time::Duration;
 /// What the agent may add beyond its arena and method-name budgets: the
 /// library's pages, the HTTP server's runtime, frame buffers of the live
 /// threads, the recent-samples ring, the jmethodID cache, hot lists, and
-/// the cum pass of the dump at VM death. Measured 10-12 MiB (debug build).
+/// the cum pass of the dump at VM death. Measured 10-12 MiB (debug build,
+/// JDK 25, C1 only: +11 MiB in 4 of 4 runs).
 const AGENT_FIXED_BYTES: u64 = 24 << 20;
+/// What the agent's own heap may hold beyond its arena and method-name
+/// budgets (buffers, caches, rings, hot lists, the HTTP runtime): measured
+/// 2.4 MiB (debug build).
+const AGENT_HEAP_FIXED_BYTES: u64 = 8 << 20;
 const ARENA_BYTES: u64 = 1 << 20;
 const METHODS_BYTES: u64 = 256 << 10;
 const BYTES_PER_NODE_AND_EDGE: u64 = 88;
@@ -37,6 +50,7 @@ fn run_branchy(jdk: &Jdk, fixture: &Fixture, seconds: f64, agent: Option<String>
         .flag("-Xms96m")
         .flag("-Xmx96m")
         .flag("-XX:+AlwaysPreTouch")
+        .flag("-XX:TieredStopAtLevel=1")
         .arg(arg_seconds(seconds))
         .arg("2")
         .arg("14")
@@ -67,7 +81,23 @@ per_jdk! {
         let json = profile_json(&profile_path);
         let described = describe_counters(
             &json,
-            &["samples_recorded", "samples_dropped_full", "method_table_resets", "methods_resolved", "methods_unloaded"],
+            &[
+                "samples_recorded",
+                "samples_dropped_full",
+                "method_table_resets",
+                "methods_resolved",
+                "methods_unloaded",
+                "agent_heap_peak_bytes",
+            ],
+        );
+        let heap_peak = sampler_counter(&json, "agent_heap_peak_bytes");
+        assert!(heap_peak > ARENA_BYTES, "JDK {}: the agent's heap is not counted: {described}", jdk.major);
+        assert!(
+            heap_peak <= ARENA_BYTES + METHODS_BYTES + AGENT_HEAP_FIXED_BYTES,
+            "JDK {}: the agent's heap peaked at {} KiB, more than arena + methods + {} MiB",
+            jdk.major,
+            heap_peak >> 10,
+            AGENT_HEAP_FIXED_BYTES >> 20
         );
         let added = profiled.saturating_sub(baseline);
         eprintln!(
