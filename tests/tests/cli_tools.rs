@@ -134,7 +134,7 @@ fn bad_command_lines_and_bad_files_are_named() {
 
     let format = pcct(&["report", a, "--format", "svg"], dir.path());
     assert_eq!(format.status.code(), Some(2));
-    assert!(text(&format).1.contains("--format must be summary, xtree, xarc, xprof, collapsed or json"));
+    assert!(text(&format).1.contains("--format must be summary, xtree, xarc, xprof, collapsed, json or pprof"));
 
     let bad_stacks = dir.path().join("bad.stacks");
     std::fs::write(&bad_stacks, format!("1000\tmain\t{MAIN}\n2000\tmain\tApp|work|()V|x\n")).unwrap();
