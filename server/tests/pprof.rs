@@ -92,3 +92,40 @@ async fn window_lengths_are_bounded() {
     }
     fixture.get("/debug/pprof/profile?debug=1").await.bad_parameter("debug");
 }
+
+/// Sends `GET uri` through the app in a task; its `X-Pcct-Window` and body.
+fn spawn_window(fixture: &Fixture, uri: &str) -> tokio::task::JoinHandle<(String, Vec<u8>)> {
+    let state = fixture.state.clone();
+    let uri = uri.to_string();
+    tokio::spawn(async move {
+        let request = axum::http::Request::get(uri).body(axum::body::Body::empty()).unwrap();
+        let response = tower::ServiceExt::oneshot(pcct_server::app(state), request).await.unwrap();
+        let window = response.headers()["x-pcct-window"].to_str().unwrap().to_string();
+        (window, axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap().to_vec())
+    })
+}
+
+async fn until_open(fixture: &Fixture, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fixture.state.windows.status().open < count {
+        assert!(Instant::now() < deadline, "{count} windows never opened");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn concurrent_windows_of_different_lengths_each_get_theirs() {
+    let fixture = Fixture::new();
+    let long = spawn_window(&fixture, "/debug/pprof/profile?seconds=3");
+    until_open(&fixture, 1).await;
+    fixture.add_stacks(2, 4);
+    let short = spawn_window(&fixture, "/debug/pprof/profile?seconds=1");
+    until_open(&fixture, 2).await;
+    fixture.add_stacks(3, 4);
+    let (_, short) = short.await.unwrap();
+    fixture.add_stacks(4, 4);
+    let (_, long) = long.await.unwrap();
+    assert_eq!(totals(&pprof::decode(&short).unwrap())[0], 3, "the short window: what came while it was open");
+    assert_eq!(totals(&pprof::decode(&long).unwrap())[0], 9, "the long window: all of it");
+    assert_eq!(fixture.state.windows.status().open, 0);
+}
