@@ -55,6 +55,7 @@ pub struct Agent {
     /// Set once VMDeath began: callbacks do nothing after it.
     dying: AtomicBool,
     server: Mutex<Option<pcct_server::ServerHandle>>,
+    push: Mutex<Option<pcct_server::push::PushHandle>>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -153,6 +154,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
+        push: Mutex::new(None),
     };
     {
         let mut vm = agent.shared.vm.lock();
@@ -222,8 +224,23 @@ impl Agent {
             vm.jvm_name = self.jvmti.system_property("java.vm.name").unwrap_or_default();
             vm.jvm_version = self.jvmti.system_property("java.vm.version").unwrap_or_default();
         }
+        let push = self.options.push_config().and_then(|config| {
+            let started = pcct_server::push::start(self.shared.clone(), config.clone(), Some(self.options.signal));
+            match started {
+                Ok(handle) => {
+                    say(&format!("pushing windows of {:?} to {}", config.every, config.url));
+                    let stats = (Arc::clone(&handle.stats), config);
+                    *self.push.lock() = Some(handle);
+                    Some(stats)
+                }
+                Err(error) => {
+                    complain(&format!("push not started: {error}"));
+                    None
+                }
+            }
+        });
         if self.options.http {
-            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name()) {
+            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name(), push) {
                 Ok(handle) => {
                     say(&format!("serving http://{}", handle.address));
                     *self.server.lock() = Some(handle);
@@ -273,12 +290,25 @@ impl Agent {
         if !sampler.is_null() && jni.is_same_object(thread, sampler as jobject) {
             return;
         }
-        self.register_thread(current_tid(), jni.raw(), ThreadOrigin::Started);
+        let tid = current_tid();
+        self.name_thread(jni, thread, tid);
+        self.register_thread(tid, jni.raw(), ThreadOrigin::Started);
+    }
+
+    /// Keeps the Java name of `thread` (kernel id `tid`) for answers. Runs
+    /// on Java threads (ThreadStart, VMInit) and the sampler thread before
+    /// it samples (discovery); takes only the names' leaf lock.
+    pub fn name_thread(&self, jni: Jni, thread: jthread, tid: i32) {
+        if let Some(name) = self.jvmti.thread_name(jni, thread) {
+            self.shared.thread_names.lock().started(tid, &name);
+        }
     }
 
     /// ThreadEnd, on the ending thread.
     pub fn thread_ended(&self) {
-        self.registry.retire(current_tid());
+        let tid = current_tid();
+        self.shared.thread_names.lock().ended(tid);
+        self.registry.retire(tid);
     }
 
     /// CompiledMethodLoad (with `compiled=on`).
@@ -392,6 +422,10 @@ impl Agent {
         if let Some(handle) = self.server.lock().take() {
             handle.shut_down(Duration::from_secs(1));
         }
+        if let Some(push) = self.push.lock().take() {
+            // The last window, sent with what is queued, for at most a second.
+            push.stop(Duration::from_secs(1));
+        }
         let tree_total = self.shared.profile.lock().tree.total();
         let disabled = self.shared.disabled_reason();
         let written = written.as_ref().map(|(path, result)| (path.as_path(), result));
@@ -409,6 +443,11 @@ impl Registrar for Agent {
     }
 
     fn retire(&self, tid: i32) {
+        self.shared.thread_names.lock().ended(tid);
         self.registry.retire(tid);
+    }
+
+    fn named(&self, tid: i32, name: &str) {
+        self.shared.thread_names.lock().started(tid, name);
     }
 }

@@ -110,10 +110,12 @@ unsafe extern "C" fn on_monitor_contended_entered(
     })
 }
 
-unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {
+unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
     guard("VMInit", (), || {
         let Some(agent) = live() else { return };
         // The main thread gets no ThreadStart event: register it here.
+        // SAFETY: VMInit's JNIEnv is this thread's.
+        agent.name_thread(unsafe { Jni::from_raw(jni) }, thread, current_tid());
         agent.register_thread(current_tid(), jni, ThreadOrigin::Started);
         // SAFETY: VMInit's JNIEnv is this thread's.
         agent.start(unsafe { Jni::from_raw(jni) });

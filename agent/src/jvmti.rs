@@ -196,6 +196,17 @@ impl Jvmti {
         Ok(unsafe { self.take_string(signature) })
     }
 
+    /// The source file `class`'s class file names (`HashMap.java`), if it
+    /// names one (JVMTI_ERROR_ABSENT_INFORMATION otherwise) and the
+    /// capability was granted.
+    pub fn source_file(&self, class: jclass) -> Option<String> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let error = call!(self.0, GetSourceFileName, MISSING, class, &mut name);
+        // SAFETY: GetSourceFileName succeeded: JVMTI's string (or null).
+        let name = (error == jvmtiError::JVMTI_ERROR_NONE).then(|| unsafe { self.take_string(name) })?;
+        (!name.is_empty()).then_some(name)
+    }
+
     /// Line number table of `method` (empty for native methods or without debug information).
     pub fn line_numbers(&self, method: jmethodID) -> Vec<LineEntry> {
         let mut count: jint = 0;
@@ -246,6 +257,27 @@ impl Jvmti {
         // SAFETY: JVMTI allocated the array; its contents were copied out.
         unsafe { self.deallocate(threads) };
         Ok(list)
+    }
+
+    /// The name of `thread` (`java.lang.Thread.getName()` as JVMTI's
+    /// GetThreadInfo reads it, running no Java code); the references the
+    /// call returns besides are deleted in `jni`, the calling thread's.
+    pub fn thread_name(&self, jni: Jni, thread: jthread) -> Option<String> {
+        let mut info = jvmtiThreadInfo {
+            name: ptr::null_mut(),
+            priority: 0,
+            is_daemon: 0,
+            thread_group: ptr::null_mut(),
+            context_class_loader: ptr::null_mut(),
+        };
+        let error = call!(self.0, GetThreadInfo, MISSING, thread, &mut info);
+        if error != jvmtiError::JVMTI_ERROR_NONE {
+            return None;
+        }
+        jni.delete_local_ref(info.thread_group);
+        jni.delete_local_ref(info.context_class_loader);
+        // SAFETY: GetThreadInfo succeeded: `name` is JVMTI's string (or null).
+        Some(unsafe { self.take_string(info.name) })
     }
 
     /// Whether `thread` has started and not yet terminated (false if its

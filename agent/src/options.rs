@@ -57,7 +57,7 @@ pub struct Options {
     pub methods_limit: usize,
     /// `file`: where to write the profile at VM death (default: nowhere).
     pub file: Option<PathBuf>,
-    /// `format`: collapsed, json, xtree, xarc, xprof or sites (default: from the file's extension, else collapsed).
+    /// `format`: collapsed, json, xtree, xarc, xprof, sites or pprof (default: from the file's extension, else collapsed).
     pub format: Option<Format>,
     /// `metric`: what the reports and collapsed stacks count: cpu, wall or samples (default: by mode).
     pub metric: Option<Metric>,
@@ -85,6 +85,14 @@ pub struct Options {
     pub quiet: bool,
     /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default off).
     pub compiled: bool,
+    /// `push`: the Pyroscope-style ingest URL windows are pushed to (default: none).
+    pub push: Option<String>,
+    /// `push_every`: the length of a pushed window, 1s..=1h (default 15s).
+    pub push_every: Duration,
+    /// `app`: the `app` label of pushed profiles (default `pcct`).
+    pub app: String,
+    /// `instance`: the `instance` label of pushed profiles (default `<host>-<pid>`).
+    pub instance: Option<String>,
     /// `walker`: pcct's own stack walker or AsyncGetCallTrace alone (default pcct).
     pub walker: StackWalker,
     /// `nonsafepoints`: turn DebugNonSafepoints on at start-up (`on`/`off`, default on).
@@ -147,6 +155,10 @@ impl Default for Options {
             metrics_top: 10,
             quiet: false,
             compiled: false,
+            push: None,
+            push_every: Duration::from_secs(15),
+            app: "pcct".to_string(),
+            instance: None,
             walker: StackWalker::Pcct,
             nonsafepoints: true,
             alloc_interval: Some(512 << 10),
@@ -437,8 +449,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "format",
         default: "by extension",
-        allowed: "collapsed, json, xtree, xarc, xprof or sites",
-        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof`, `sites` (`.json` -> json, ..., else collapsed)",
+        allowed: "collapsed, json, xtree, xarc, xprof, sites or pprof",
+        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof`, `sites`, `pprof` (`.json` -> json, `.pb.gz` or `.pprof` -> pprof, ..., else collapsed)",
         apply: |o, v| set(&mut o.format, Format::parse(v).map(Some)),
         show: |o| ("format", o.file.as_ref().map(|_| o.dump_format().name()).into()),
     },
@@ -479,7 +491,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "token",
         default: "—",
         allowed: "1 to 256 visible ASCII characters",
-        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz`",
+        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz` (browsers log in once at `/login` for a session cookie)",
         apply: |o, v| set(&mut o.token, valid_token(v).map(Some)),
         show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
     },
@@ -574,6 +586,38 @@ pub const OPTIONS: &[OptionSpec] = &[
         apply: |o, v| set(&mut o.locks, parse_switch(v)),
         show: |o| ("locks", o.locks.into()),
     },
+    OptionSpec {
+        key: "push",
+        default: "—",
+        allowed: "an http:// URL with a host and no query",
+        meaning: "push the profile window by window (gzipped pprof) to this Pyroscope-style `/ingest` URL (`/ingest` added to a bare host:port); see \"Pushing profiles\"",
+        apply: |o, v| set(&mut o.push, pcct_server::push::check_url(v).ok().map(Some)),
+        show: |o| ("push", o.push.clone().into()),
+    },
+    OptionSpec {
+        key: "push_every",
+        default: "15s",
+        allowed: "a duration from 1s to 1h",
+        meaning: "length of each pushed window",
+        apply: |o, v| set(&mut o.push_every, ranged_duration(v, Duration::from_secs(1), Duration::from_secs(3600))),
+        show: |o| ("push_every_ms", (o.push_every.as_millis() as u64).into()),
+    },
+    OptionSpec {
+        key: "app",
+        default: "pcct",
+        allowed: "1 to 100 letters, digits and `._-:`",
+        meaning: "the application name pushed profiles carry",
+        apply: |o, v| set(&mut o.app, label(v)),
+        show: |o| ("app", o.app.clone().into()),
+    },
+    OptionSpec {
+        key: "instance",
+        default: "host-pid",
+        allowed: "1 to 100 letters, digits and `._-:`",
+        meaning: "the `instance` label pushed profiles carry",
+        apply: |o, v| set(&mut o.instance, label(v).map(Some)),
+        show: |o| ("instance", o.instance_label().into()),
+    },
 ];
 
 /// Events that may wait for the sampler between two ticks (sampled
@@ -581,6 +625,13 @@ pub const OPTIONS: &[OptionSpec] = &[
 /// 100,000 a second at the default interval. Each holds its frames (16
 /// bytes a frame, `depth` at most), so this bounds their memory too.
 const EVENT_QUEUE: usize = 1024;
+
+/// A label value for pushed profiles (`app`, `instance`).
+fn label(text: &str) -> Option<String> {
+    let valid =
+        (1..=100).contains(&text.len()) && text.chars().all(|c| c.is_ascii_alphanumeric() || "._-:".contains(c));
+    valid.then(|| text.to_string())
+}
 
 /// Signals pcct must not take (the JVM and the kernel own them).
 const RESERVED_SIGNALS: [i32; 7] =
@@ -657,6 +708,26 @@ impl Options {
         OPTIONS.iter().map(|spec| (spec.show)(self)).map(|(key, value)| (key.to_string(), value)).collect()
     }
 
+    /// The `instance` label: as given, else `<host name>-<pid>`.
+    pub fn instance_label(&self) -> String {
+        self.instance.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            let host: String =
+                host.trim().chars().filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c)).collect();
+            format!("{}-{}", if host.is_empty() { "jvm" } else { &host }, std::process::id())
+        })
+    }
+
+    /// The push's configuration, if `push` is set.
+    pub fn push_config(&self) -> Option<pcct_server::push::PushConfig> {
+        Some(pcct_server::push::PushConfig {
+            url: self.push.clone()?,
+            every: self.push_every,
+            app: self.app.clone(),
+            instance: self.instance_label(),
+        })
+    }
+
     /// The dump format: as given, else from the file's extension, else collapsed.
     pub fn dump_format(&self) -> Format {
         if let Some(format) = self.format {
@@ -669,6 +740,8 @@ impl Options {
             "xarc" => Format::Xarc,
             "xprof" => Format::Xprof,
             "sites" => Format::Sites,
+            "pprof" => Format::Pprof,
+            "gz" if self.file.as_ref().is_some_and(|file| file.to_string_lossy().ends_with(".pb.gz")) => Format::Pprof,
             _ => Format::Collapsed,
         }
     }
@@ -725,6 +798,9 @@ mod tests {
         assert_eq!(a.mode, Mode::Wall);
         assert_eq!(a.dump_format(), Format::Json);
         assert_eq!(Options::parse("").unwrap(), Options::default());
+        for (file, format) in [("p.pb.gz", Format::Pprof), ("p.pprof", Format::Pprof), ("p.gz", Format::Collapsed)] {
+            assert_eq!(Options::parse(&format!("file=/tmp/{file}")).unwrap().dump_format(), format, "{file}");
+        }
     }
 
     #[test]
@@ -794,7 +870,7 @@ mod tests {
     #[test]
     fn every_default_in_the_table_is_the_default() {
         for spec in OPTIONS {
-            if ["—", "by extension", "by mode"].contains(&spec.default) {
+            if ["—", "by extension", "by mode", "host-pid"].contains(&spec.default) {
                 continue;
             }
             let parsed = Options::parse(&format!("{}={}", spec.key, spec.default))

@@ -77,6 +77,7 @@ impl MethodResolver for JvmtiResolver {
                 name,
                 signature: method_signature,
                 lines: self.jvmti.line_numbers(method),
+                file: self.jvmti.source_file(class),
             })
         })();
         self.jni.pop_local_frame();

@@ -138,6 +138,7 @@
 #![forbid(unsafe_code)]
 
 pub mod correlation;
+pub mod diff;
 mod error;
 pub mod export;
 mod frame;
@@ -152,6 +153,7 @@ mod slot;
 mod tree;
 pub mod view;
 mod weight;
+pub mod window;
 
 pub use error::{PcctError, Result};
 pub use frame::{Frame, NO_BCI};

@@ -45,6 +45,9 @@ pub struct MethodInfo {
     pub kind: MethodKind,
     /// Line number table sorted by `start_bci`, when the VM supplied one.
     pub lines: Option<Arc<[LineEntry]>>,
+    /// The declaring class's source file as its class file names it
+    /// (`HashMap.java`), when the VM supplied it.
+    pub file: Option<Arc<str>>,
 }
 
 impl MethodInfo {
@@ -55,6 +58,18 @@ impl MethodInfo {
         } else {
             format!("{}.{}", self.class, self.name)
         }
+    }
+
+    /// The source file's path as tools look it up under a source root:
+    /// the class's package as directories, then the file
+    /// (`java/util/HashMap.java`); `None` when the file is not known.
+    pub fn source_path(&self) -> Option<String> {
+        let file = self.file.as_deref()?;
+        let outer = self.class.split('$').next().unwrap_or("");
+        Some(match outer.rsplit_once('.') {
+            Some((package, _)) => format!("{}/{file}", package.replace('.', "/")),
+            None => file.to_string(),
+        })
     }
 
     /// Source line of bytecode index `bci`, if the line table covers it.
@@ -178,6 +193,7 @@ impl MethodTable {
             signature: Arc::clone(&key.2),
             kind,
             lines: None,
+            file: None,
         });
         self.by_key.insert(key, id);
         id
@@ -190,6 +206,16 @@ impl MethodTable {
             self.string_bytes += lines.len() * std::mem::size_of::<LineEntry>();
             info.lines = Some(Arc::from(lines));
         }
+    }
+
+    /// Records the source file of `method`'s class (`HashMap.java`); file
+    /// names are interned like class names.
+    pub fn set_file(&mut self, method: MethodId, file: &str) {
+        if self.methods.get(method.0 as usize).is_none() || file.is_empty() {
+            return;
+        }
+        let file = self.class_name(file);
+        self.methods[method.0 as usize].file = Some(file);
     }
 
     /// The method behind `id`. Ids come from this table; an unknown id
@@ -256,5 +282,18 @@ mod tests {
         assert_eq!(info.line_of(9), Some(5));
         assert_eq!(info.line_of(10), Some(7));
         assert_eq!(info.line_of(-1), None);
+    }
+
+    #[test]
+    fn source_paths_follow_the_package_of_the_outermost_class() {
+        let mut table = MethodTable::new();
+        let inner = table.intern("java.util.HashMap$Node", "get", "()V");
+        let bare = table.intern("Demo", "main", "()V");
+        assert_eq!(table.get(inner).source_path(), None);
+        table.set_file(inner, "HashMap.java");
+        table.set_file(bare, "Demo.java");
+        assert_eq!(table.get(inner).source_path().as_deref(), Some("java/util/HashMap.java"));
+        assert_eq!(table.get(bare).source_path().as_deref(), Some("Demo.java"));
+        table.set_file(MethodId(9999), "X.java");
     }
 }

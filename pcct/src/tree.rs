@@ -147,7 +147,7 @@ pub struct Pcct {
     pub(crate) slots: Vec<Slot>,
     /// Event weights of the contexts that have any ([`Slot::events`]):
     /// grown as needed, its bytes counted against the arena's limit.
-    events: Vec<EventSlot>,
+    pub(crate) events: Vec<EventSlot>,
     max_nodes: usize,
     hot_nodes: HotList,
     hot_edges: HotList,
@@ -158,7 +158,7 @@ pub struct Pcct {
     scratch: Marks,
     pub(crate) counters: MethodCounters,
     total: Weight,
-    token: TreeToken,
+    pub(crate) token: TreeToken,
     stats: TreeStats,
     last_purge: Instant,
 }
@@ -310,6 +310,11 @@ impl Pcct {
         self.token.epoch += 1;
         self.stats.purges += 1;
         self.last_purge = Instant::now();
+    }
+
+    /// When the profile began: the last purge, or the tree's creation.
+    pub fn collecting_since(&self) -> Instant {
+        self.last_purge
     }
 
     /// Purges when the configured period has passed since the last purge.

@@ -216,7 +216,7 @@ impl Weight {
         }
     }
 
-    fn get_mut(&mut self, metric: Metric) -> &mut u64 {
+    pub(crate) fn get_mut(&mut self, metric: Metric) -> &mut u64 {
         match metric {
             Metric::Samples => &mut self.samples,
             Metric::CpuNs => &mut self.cpu_ns,
@@ -278,6 +278,17 @@ impl Weight {
         let mut weight = self.time();
         for event in Metric::EVENTS {
             *weight.get_mut(event) = from.get(event);
+        }
+        weight
+    }
+
+    /// `self - earlier`, resource by resource, saturating at zero: what was
+    /// added to a weight since `earlier` was read (weights only grow
+    /// between purges).
+    pub fn since(&self, earlier: &Weight) -> Weight {
+        let mut weight = Weight::ZERO;
+        for metric in Metric::ALL {
+            *weight.get_mut(metric) = self.get(metric).saturating_sub(earlier.get(metric));
         }
         weight
     }

@@ -40,6 +40,7 @@ pub mod sampler;
 pub mod shared;
 pub mod signal;
 pub mod slots;
+pub mod thread_names;
 pub mod timer;
 
 pub use config::{Mode, SamplerConfig};

@@ -868,6 +868,7 @@ mod tests {
                 name: format!("m{:x}", method_id as usize),
                 signature: "()V".to_string(),
                 lines: Vec::new(),
+                file: None,
             })
         }
     }

@@ -16,7 +16,9 @@
 //! a page's frames with the profile's method table); so a reader that holds
 //! `recent` holds `profile` too, and the sampler, which only ever *tries*
 //! `profile` for a bounded time, never waits for `recent` behind a reader.
-//! `vm` and `disabled` are leaf locks (nothing else is taken under them).
+//! `vm`, `disabled` and `thread_names` are leaf locks (nothing else is
+//! taken under them); the sampler thread never takes `thread_names`, so
+//! JVMTI callbacks on Java threads may.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use crate::counters::Counters;
 use crate::error::Result;
 use crate::events::EventQueue;
 use crate::recent::RecentSamples;
+use crate::thread_names::ThreadNames;
 
 /// The tree and the names of its methods.
 ///
@@ -145,6 +148,9 @@ pub struct Shared {
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
+    /// Java thread names by kernel thread id (written at registration,
+    /// read by answers; never by the sampler thread).
+    pub thread_names: Mutex<ThreadNames>,
 }
 
 impl Shared {
@@ -162,6 +168,7 @@ impl Shared {
             drained_tick: AtomicU64::new(0),
             drained_at_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
+            thread_names: Mutex::new(ThreadNames::new()),
         })
     }
 

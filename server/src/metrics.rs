@@ -267,6 +267,52 @@ fn site_names(tree: &pcct::Pcct, methods: &pcct::MethodTable, node: pcct::NodeId
     (methods.display_name(tree.method(node)), methods.display_name(tree.method(code)))
 }
 
+/// The periodic push's counters (`crate::push`), when it runs.
+struct PushCollector {
+    stats: Arc<crate::push::PushStats>,
+    descs: Vec<Desc>,
+}
+
+/// The push's families: (name, help, type).
+const PUSH_FAMILIES: &[(&str, &str, MetricType)] = &[
+    ("pcct_push_windows_total", "Profile windows the push made.", MetricType::COUNTER),
+    ("pcct_push_sent_total", "Windows the receiver accepted.", MetricType::COUNTER),
+    ("pcct_push_failures_total", "Send attempts that failed (retried after a back-off).", MetricType::COUNTER),
+    (
+        "pcct_push_dropped_total",
+        "Windows dropped: the queue was full or the receiver refused them.",
+        MetricType::COUNTER,
+    ),
+    ("pcct_push_queued", "Windows waiting to be sent.", MetricType::GAUGE),
+    ("pcct_push_sent_bytes_total", "Bytes the receiver accepted.", MetricType::COUNTER),
+];
+
+impl Collector for PushCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let stats = &self.stats;
+        let values = [&stats.windows, &stats.sent, &stats.failures, &stats.dropped, &stats.queued, &stats.bytes_sent]
+            .map(|counter| counter.load(Ordering::Relaxed) as f64);
+        PUSH_FAMILIES
+            .iter()
+            .zip(values)
+            .map(|((name, help, kind), value)| {
+                let mut family = MetricFamily::default();
+                family.set_name(name.to_string());
+                family.set_help(help.to_string());
+                family.set_field_type(*kind);
+                let metric =
+                    if *kind == MetricType::GAUGE { gauge(value, Vec::new()) } else { counter(value, Vec::new()) };
+                family.set_metric(vec![metric]);
+                family
+            })
+            .collect()
+    }
+}
+
 impl Collector for SamplerCollector {
     fn desc(&self) -> Vec<&Desc> {
         self.descs.iter().collect()
@@ -299,7 +345,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(shared: Arc<Shared>, top_k: usize) -> Metrics {
+    pub fn new(shared: Arc<Shared>, top_k: usize, push: Option<Arc<crate::push::PushStats>>) -> Metrics {
         let registry = Registry::new();
         let http_requests = IntCounterVec::new(
             Opts::new("pcct_http_requests_total", "HTTP requests by route template and status code."),
@@ -330,6 +376,16 @@ impl Metrics {
         registry.register(Box::new(heavy_jobs.clone())).expect("unique metric");
         registry.register(Box::new(heavy_jobs_peak.clone())).expect("unique metric");
         registry.register(Box::new(SamplerCollector::new(shared, top_k))).expect("unique metrics");
+        if let Some(stats) = push {
+            let descs = PUSH_FAMILIES
+                .iter()
+                .map(|(name, help, _)| {
+                    Desc::new(name.to_string(), help.to_string(), Vec::new(), HashMap::new())
+                        .expect("valid metric description")
+                })
+                .collect();
+            registry.register(Box::new(PushCollector { stats, descs })).expect("unique metrics");
+        }
         Metrics { registry, http_requests, http_duration, heavy_jobs, heavy_jobs_peak }
     }
 

@@ -46,7 +46,7 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
         ("min_share=1e400", "min_share"),
         ("min_share=0.1&min_share=0.2", "min_share"),
     ];
-    let mut cases: Vec<(&str, &'static str)> = vec![("x=1", "x"), ("&&unknown", "unknown")];
+    let mut cases: Vec<(&str, &'static str)> = vec![("bogus=1", "bogus"), ("&&unknown", "unknown")];
     match path {
         "/api/hot-methods" => {
             cases.extend(limit);
@@ -99,7 +99,7 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
         "/flamegraph.svg" => {
             cases.extend(metric);
             cases.extend(min_share);
-            cases.push(("title=a&title=b", "title"));
+            cases.extend([("title=a&title=b", "title"), ("x=abc", "x"), ("y=-1", "y"), ("x=1&x=2", "x")]);
         }
         _ => cases.extend([("limit=5", "limit"), ("since=0", "since")]),
     }
@@ -109,7 +109,10 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
             owned.push((format!("path={}", vec!["*"; 257].join(";")), "path"));
             owned.push((format!("path={}", "a".repeat(1025)), "path"));
         }
-        "/flamegraph.svg" => owned.push((format!("title={}", "t".repeat(201)), "title")),
+        "/flamegraph.svg" => {
+            owned.push((format!("title={}", "t".repeat(201)), "title"));
+            owned.push((format!("s={}", "s".repeat(201)), "s"));
+        }
         _ => {}
     }
     owned

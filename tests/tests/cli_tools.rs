@@ -133,7 +133,7 @@ fn bad_command_lines_and_bad_files_are_named() {
 
     let format = pcct(&["report", a, "--format", "svg"], dir.path());
     assert_eq!(format.status.code(), Some(2));
-    let expected = "--format must be summary or one of collapsed, json, xtree, xarc, xprof, sites";
+    let expected = "--format must be summary or one of collapsed, json, xtree, xarc, xprof, sites, pprof";
     assert!(text(&format).1.contains(expected), "{:?}", text(&format));
 
     let bad_stacks = dir.path().join("bad.stacks");

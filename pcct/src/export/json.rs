@@ -52,6 +52,9 @@ pub struct JsonMethod {
     /// Line number table: (start bci, line) pairs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<(u32, u32)>,
+    /// The class's source file (`HashMap.java`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -76,6 +79,18 @@ pub struct JsonMethodSelf {
     pub self_weight: Weight,
 }
 
+/// How a profile was collected, as the agent's dump records it (a
+/// top-level `collection` field; absent in profiles from elsewhere).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Collection {
+    /// The sampling interval.
+    pub interval_ns: u64,
+    /// When the profile began (its last purge), nanoseconds since the Unix epoch.
+    pub started_unix_ns: i64,
+    /// How long it was collected.
+    pub duration_ns: i64,
+}
+
 /// A parsed flat JSON profile.
 #[derive(Deserialize, Clone, Debug)]
 pub struct JsonProfile {
@@ -87,6 +102,8 @@ pub struct JsonProfile {
     pub methods: Vec<JsonMethod>,
     pub methods_self: Vec<JsonMethodSelf>,
     pub nodes: Vec<JsonNode>,
+    #[serde(default)]
+    pub collection: Option<Collection>,
 }
 
 /// The flat JSON profile as text.
@@ -141,6 +158,7 @@ pub fn write_to(
                 .lines
                 .as_ref()
                 .map_or_else(Vec::new, |lines| lines.iter().map(|l| (l.start_bci, l.line)).collect()),
+            file: info.file.as_deref().map(str::to_string),
         };
         if index > 0 {
             out.write_all(b",")?;
@@ -249,6 +267,9 @@ fn import_methods(listed: &[JsonMethod]) -> (MethodTable, HashMap<u32, MethodId>
         if !method.lines.is_empty() {
             let lines = method.lines.iter().map(|&(start_bci, line)| crate::LineEntry { start_bci, line }).collect();
             methods.set_lines(id, lines);
+        }
+        if let Some(file) = &method.file {
+            methods.set_file(id, file);
         }
         ids.insert(method.id, id);
     }

@@ -1,11 +1,14 @@
 //! Output formats, one per file. Every exporter reads a tree and its method
-//! table and writes text; none of them changes the tree. The text formats
+//! table and writes text (pprof: gzipped protobuf); none of them changes
+//! the tree. The text formats
 //! write names escaped ([`crate::names::escape`]: control characters and
 //! the format's separators as `\xNN`, a backslash as `\\`), so a name never
 //! splits a line or a stack; JSON writes them as they are.
 
 pub mod collapsed;
 pub mod json;
+pub mod pprof;
+pub mod pprof_proto;
 pub mod sites;
 pub mod xarc;
 pub mod xprof;
@@ -38,11 +41,13 @@ pub enum Format {
     Xprof,
     /// HPROF's sites: contexts (with the allocated or locked class) ranked.
     Sites,
+    /// pprof's gzipped `profile.proto` (see [`pprof`]): binary, not text.
+    Pprof,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] =
-        [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof, Format::Sites];
+    pub const ALL: [Format; 7] =
+        [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof, Format::Sites, Format::Pprof];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -52,7 +57,13 @@ impl Format {
             Format::Xarc => "xarc",
             Format::Xprof => "xprof",
             Format::Sites => "sites",
+            Format::Pprof => "pprof",
         }
+    }
+
+    /// Whether the format is text (all but pprof).
+    pub fn is_text(self) -> bool {
+        self != Format::Pprof
     }
 
     pub fn parse(text: &str) -> Option<Format> {
@@ -99,10 +110,12 @@ pub fn write_to(
         Format::Xarc => xarc::write_to(out, tree, methods, options),
         Format::Xprof => xprof::write_to(out, tree, methods, options),
         Format::Sites => sites::write_to(out, tree, methods, options),
+        Format::Pprof => pprof::write_to(out, tree, methods, options, &pprof::PprofContext::default()),
     }
 }
 
-/// The tree in `format` as text.
+/// The tree in a text `format` as text (pprof, which is binary, comes
+/// back lossily decoded: use [`write_to`] or [`pprof::write`] for it).
 pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
     to_text(|out| write_to(out, format, tree, methods, options))
 }
@@ -111,7 +124,7 @@ pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &Repor
 pub(crate) fn to_text(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> String {
     let mut bytes = Vec::new();
     write(&mut bytes).expect("writing into memory cannot fail");
-    String::from_utf8(bytes).expect("the exporters write UTF-8")
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// `method`'s display name as the text reports write it: escaped, with

@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::heavy::HeavyJobsStatus;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
+use crate::window::WindowsStatus;
 
 #[derive(Serialize)]
 pub struct Sampling {
@@ -50,6 +51,14 @@ pub struct Status {
     pub counters: CountersSnapshot,
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
+    /// Profile windows open (`/debug/pprof/profile`).
+    pub windows: WindowsStatus,
+    /// The resources reports can count (`metric=`), from `pcct::Metric::ALL`,
+    /// and the one they count by default.
+    pub metrics: Vec<&'static str>,
+    pub report_metric: &'static str,
+    /// The periodic push, if there is one.
+    pub push: Option<crate::push::PushStatus>,
 }
 
 /// `GET /api/status`
@@ -94,6 +103,10 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
+        windows: state.windows.status(),
+        metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
+        report_metric: state.config.report_metric.name(),
+        push: state.config.push.as_ref().map(|(stats, config)| stats.status(config)),
     };
     state.json(None, &answer)
 }

@@ -359,6 +359,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/reports/xtree", ""),
     ("GET", "/api/reports/sites", ""),
     ("GET", "/api/collapsed", ""),
+    ("GET", "/api/pprof", ""),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", "{}"),
 ];
@@ -366,7 +367,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
 /// The query parameters each route that validates its query takes.
 pub const PARAMETERS: &[(&str, &str, &[&str])] = &[
     ("GET", "/metrics", &[]),
-    ("GET", "/flamegraph.svg", &["metric", "resource", "title"]),
+    ("GET", "/flamegraph.svg", &["metric", "resource", "title", "min_share", "s", "x", "y"]),
     ("GET", "/api/status", &[]),
     ("GET", "/api/hot-methods", &["limit", "by", "metric", "resource"]),
     ("GET", "/api/hot-edges", &["limit", "metric", "resource"]),
