@@ -54,7 +54,7 @@ impl WindowStart {
         self.weights.len()
     }
 
-    /// Bytes this start holds.
+    /// Bytes this start holds (at least [`Pcct::window_start_bytes`]).
     pub fn bytes(&self) -> usize {
         self.weights.capacity() * std::mem::size_of::<(TimeWeight, TimeWeight)>()
             + self.events.capacity() * std::mem::size_of::<[u64; 4]>()
@@ -87,6 +87,18 @@ impl Pcct {
             TreeMode::HotMethods => (Vec::new(), Vec::new(), self.counters.all().collect()),
         };
         WindowStart { token: self.token, weights, events, counters, at: Instant::now() }
+    }
+
+    /// The bytes [`Pcct::window_start`] would copy now (to reserve them
+    /// before copying).
+    pub fn window_start_bytes(&self) -> usize {
+        match self.config().mode {
+            TreeMode::Pcct => {
+                self.slots.len() * std::mem::size_of::<(TimeWeight, TimeWeight)>()
+                    + self.events.len() * std::mem::size_of::<[u64; 4]>()
+            }
+            TreeMode::HotMethods => self.counters.all().count() * std::mem::size_of::<(MethodId, Weight)>(),
+        }
     }
 }
 
@@ -242,6 +254,30 @@ mod tests {
         let text = json::write(&window.tree, &methods);
         let (again, _) = json::import(&json::parse(&text).unwrap()).unwrap();
         assert_eq!(again.total(), window.tree.total());
+    }
+
+    #[test]
+    fn a_window_holds_the_allocations_and_monitor_waits_recorded_in_it() {
+        let mut methods = MethodTable::new();
+        let [a, b, bytes, lock] = ["a", "b", "[B", "Lock"].map(|name| methods.intern("T", name, "()V"));
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let alloc = |tree: &mut Pcct, size: u64| {
+            tree.record_event(&[Frame::new(a, 1), Frame::new(b, 2), Frame::new(bytes, -1)], Weight::allocation(size, 1))
+        };
+        alloc(&mut tree, 1000).unwrap();
+        tree.record_event(&[Frame::new(a, 4), Frame::new(lock, -1)], Weight::lock_wait(500)).unwrap();
+        let start = tree.window_start();
+        assert_eq!(tree.window_start_bytes(), start.bytes());
+        alloc(&mut tree, 300).unwrap();
+        // A site new in the window.
+        tree.record_event(&[Frame::new(b, 9), Frame::new(lock, -1)], Weight::lock_wait(70)).unwrap();
+        let window = window(&start, &tree).unwrap();
+        let total = window.tree.total();
+        assert_eq!((total.alloc_bytes, total.alloc_objects), (300, 1));
+        assert_eq!((total.lock_wait_ns, total.lock_enters), (70, 1));
+        assert_eq!(window.tree.method_self_weight(bytes).alloc_bytes, 300);
+        assert_eq!(window.tree.method_self_weight(lock).lock_wait_ns, 70);
+        assert_eq!(stacks(&window.tree, &methods).len(), 0, "no samples in the window");
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl OpenWindow {
 /// windows' starts would exceed `budget`.
 pub fn open(shared: &Shared, budget: &Arc<WindowBudget>) -> Result<OpenWindow, ApiError> {
     let profile = shared.profile.lock();
-    let bytes = (profile.tree.node_count() + 1) * 2 * std::mem::size_of::<pcct::Weight>();
+    let bytes = profile.tree.window_start_bytes();
     let reservation = budget.reserve(bytes).ok_or_else(|| {
         ApiError::busy("too many profile windows open at once for this profile's size; retry when one has ended")
     })?;
@@ -223,7 +223,8 @@ mod tests {
     fn windows_beyond_the_budget_are_refused_and_a_purge_is_said() {
         let shared = Shared::new(SamplerConfig::default()).unwrap();
         record(&shared, 1);
-        let budget = WindowBudget::new(200);
+        let one = shared.profile.lock().tree.window_start_bytes();
+        let budget = WindowBudget::new(one + one / 2);
         let first = open(&shared, &budget).unwrap();
         assert_eq!(open(&shared, &budget).err().unwrap().status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
         shared.purge();

@@ -42,7 +42,16 @@ async fn the_cumulative_profile_has_every_resource_every_context_and_the_call_si
     assert_eq!(text(&profile, profile.default_sample_type), "cpu");
     assert_eq!(totals(&profile)[0], TOTAL_SAMPLES as i64);
     assert_eq!(totals(&profile)[1], (TOTAL_SAMPLES * MS) as i64);
-    assert_eq!(profile.sample.len(), 4, "one sample per context with a self weight");
+    let contexts = {
+        let profile = fixture.shared.profile.lock();
+        profile.tree.nodes().filter(|&node| !profile.tree.node_weight(node).is_zero()).count()
+    };
+    assert!(contexts > 4, "the fixture has allocation and monitor sites besides its samples");
+    assert_eq!(profile.sample.len(), contexts, "one sample per context with a self weight");
+    for (index, metric) in Metric::ALL.into_iter().enumerate() {
+        let total = fixture.shared.profile.lock().tree.total().get(metric);
+        assert_eq!(totals(&profile)[index], total as i64, "{metric:?}");
+    }
     assert!(profile.period > 0 && profile.time_nanos > 0 && profile.duration_nanos > 0);
     // main calls compute at line 12: main's location in compute's samples.
     let main_at_12 = profile.location.iter().find(|location| {

@@ -186,7 +186,7 @@ impl<'a> Writer<'a> {
             sample_type,
             default_sample_type: period_type.r#type,
             period_type: Some(period_type),
-            period: clamp(context.period_ns),
+            period: period(metric, context.period_ns),
             time_nanos: context.time_nanos,
             duration_nanos: context.duration_nanos,
             comment,
@@ -287,6 +287,18 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// pprof's period (the amount of `metric` between two samples): the
+/// sampling interval for the time resources, one for the sample count,
+/// and unknown (0) for the event resources, whose sampling interval the
+/// tree does not keep.
+fn period(metric: Metric, period_ns: u64) -> i64 {
+    match metric {
+        Metric::CpuNs | Metric::WallNs => clamp(period_ns),
+        Metric::Samples => 1,
+        _ => 0,
+    }
+}
+
 /// A weight as pprof's signed value (saturating).
 fn clamp(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
@@ -357,9 +369,9 @@ mod tests {
         assert_eq!(
             stacks(&profile),
             vec![
-                (vec!["app.Main.main:0".to_string()], vec![1, 1000, 2000]),
-                (vec!["app.Main.main:10".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000]),
-                (vec!["app.Main.main:12".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000]),
+                (vec!["app.Main.main:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
+                (vec!["app.Main.main:10".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
+                (vec!["app.Main.main:12".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
             ]
         );
         let main_function = profile.function.iter().find(|f| text(&profile, f.name) == "app.Main.main").unwrap();
@@ -383,6 +395,6 @@ mod tests {
         let mut tree = Pcct::new(config).unwrap();
         tree.record(&mut Marks::new(), &[Frame::new(a, 0), Frame::new(a, 1)], Weight::sample(5, 5)).unwrap();
         let profile = decode(&write(&tree, &methods, &ReportOptions::default(), &PprofContext::default())).unwrap();
-        assert_eq!(stacks(&profile), vec![(vec!["A.a:0".to_string()], vec![1, 5, 5])]);
+        assert_eq!(stacks(&profile), vec![(vec!["A.a:0".to_string()], vec![1, 5, 5, 0, 0, 0, 0])]);
     }
 }
