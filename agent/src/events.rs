@@ -102,6 +102,9 @@ impl Sink<'_> {
             return;
         }
         let _ = self.jvmti.set_own_thread_value(0);
+        if !self.recording() {
+            return;
+        }
         let waited = now_ns().saturating_sub(started);
         let class = jni.object_class(object);
         self.push(EventKind::Monitor, class, pcct::Weight::lock_wait(waited));
@@ -110,6 +113,12 @@ impl Sink<'_> {
 
     fn push(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let Some(queue) = self.shared.events.as_ref() else { return };
+        // A full queue would drop the event anyway: not worth a stack walk
+        // (a starved sampler must not make every allocation slower).
+        if queue.is_full() {
+            queue.count_dropped(kind);
+            return;
+        }
         let Ok((frames, truncated)) = self.jvmti.own_stack_trace(self.depth) else {
             self.count_dropped(kind);
             return;

@@ -59,7 +59,7 @@ pub struct Options {
     pub file: Option<PathBuf>,
     /// `format`: collapsed, json, xtree, xarc, xprof, sites or pprof (default: from the file's extension, else collapsed).
     pub format: Option<Format>,
-    /// `metric`: what the reports and collapsed stacks count: cpu, wall or samples (default: by mode).
+    /// `metric`: the resource the reports and collapsed stacks count, any of `Metric::ALL` (default: by mode).
     pub metric: Option<Metric>,
     /// `http`: serve answers over HTTP (`on`/`off`, default on).
     pub http: bool,

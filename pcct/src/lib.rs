@@ -96,13 +96,14 @@
 //! ## The arena, its limit, and purging
 //!
 //! Nodes and their edges live in one arena reserved up front
-//! ([`TreeConfig::arena_bytes`]); recording never reallocates. Since a tree
+//! ([`TreeConfig::arena_bytes`]); recording never reallocates it. Since a tree
 //! node has exactly one incoming edge, a node and its edge share one slot
 //! ([`BYTES_PER_NODE_AND_EDGE`] bytes: its time weights inline, and an
 //! index to a side table holding the event weights of the few contexts
 //! that have any, [`BYTES_PER_EVENT_CONTEXT`] bytes each, with their places
 //! in the event resources' hot lists; both count against the arena's
-//! limit, and the side table, small, grows as sites appear). Links are `u32` indices (a
+//! limit, and the side table, small, grows as sites appear: a `Vec`, so a
+//! growth copies it and may hold up to twice what the limit counts). Links are `u32` indices (a
 //! typed-index arena), not `bumpalo` references with `Cell` links (Figure 8
 //! read literally, pcct's first design). Measured (`BENCHMARKS.md`, `benches/benches/
 //! arena_comparison.rs` against the bumpalo variant in

@@ -218,7 +218,8 @@ impl RankedStore for EventRank<'_> {
 
 impl Pcct {
     /// An empty tree. The whole arena is reserved up front, so recording
-    /// never reallocates (and never pauses to copy the arena).
+    /// never reallocates it (and never pauses to copy it; only the small
+    /// side table of sites grows as they appear).
     pub fn new(config: TreeConfig) -> Result<Pcct> {
         config.validate()?;
         let max_nodes = config.max_nodes();
@@ -499,9 +500,12 @@ impl Pcct {
         // (not so when the anchor hangs under an unattached root).
         let rooted = anchor.is_none() || marks.rooted;
 
-        // Bounded walk: too many new frames leaves the profile point unattached.
+        // Bounded walk: too many new frames leaves the profile point
+        // unattached. Events (which carry no time) come with their whole
+        // stack and are recorded whole: the bound is the sampler's cost of
+        // walking, which they do not have.
         let mut unattached = false;
-        if let Some(limit) = self.config.walk_limit {
+        if let Some(limit) = self.config.walk_limit.filter(|_| weight.has_time()) {
             if stack.len() - first_new > limit {
                 unattached = true;
                 first_new = stack.len() - limit;

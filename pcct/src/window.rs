@@ -24,8 +24,8 @@ use crate::error::Result;
 use crate::marks::TreeToken;
 use crate::method::MethodId;
 use crate::slot::NodeId;
-use crate::tree::{Pcct, TreeConfig, TreeMode};
 use crate::slot::NIL;
+use crate::tree::{Pcct, TreeConfig, TreeMode};
 use crate::weight::{Metric, TimeWeight, Weight};
 use crate::{BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE};
 

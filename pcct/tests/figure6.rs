@@ -152,3 +152,20 @@ fn wall_credit_goes_to_the_previous_leaf() {
     tree.purge();
     assert!(!tree.record_at_marked_leaf(&marks, one()), "stale marks are refused");
 }
+
+#[test]
+fn events_are_recorded_whole_whatever_the_walk_bound() {
+    // An allocation comes with its whole stack (no walk to bound): its
+    // site hangs under its real callers, not under [unattached].
+    let mut methods = MethodTable::new();
+    let ids: Vec<MethodId> = (0..8).map(|i| methods.intern("Deep", &format!("f{i}"), "()V")).collect();
+    let bytes = methods.intern_type("byte[]");
+    let config = TreeConfig { walk_limit: Some(4), ..TreeConfig::default() };
+    let mut tree = Pcct::new(config).unwrap();
+    let stack: Vec<Frame> = ids.iter().map(|&id| Frame::new(id, 1)).chain([Frame::new(bytes, -1)]).collect();
+    let recorded = tree.record_event(&stack, pcct::Weight::allocation(512, 1)).unwrap();
+    assert_eq!(recorded.new_frames, 9);
+    assert_eq!(tree.stats().unattached, 0);
+    assert_eq!(tree.path(recorded.leaf).len(), 9, "f0 -> ... -> f7 -> byte[]");
+    assert_eq!(tree.path(recorded.leaf)[0], child(&tree, NodeId::ROOT, ids[0], -1));
+}

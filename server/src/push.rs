@@ -14,9 +14,11 @@
 //! queue ([`QUEUE`] windows, [`QUEUE_BYTES`] bytes); a full queue drops
 //! its oldest (counted). A failed
 //! send (no connection, a timeout, a 5xx) is retried after a back-off
-//! that doubles from 1 s to 60 s; a 4xx drops the window (the receiver
-//! refuses it; counted). Sampling never waits for any of it: the push only
-//! reads the profile, like an HTTP reader.
+//! that doubles from 1 s to 60 s, as are a 408 and a 429 (a rate limit);
+//! another 4xx drops the window (the receiver refuses it; counted). The
+//! push reads the profile like an HTTP reader: a copy under the profile
+//! lock every `push_every`, which the sampler waits for at most half an
+//! interval (then defers its drain, counted in `drains_deferred`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use axum::http::{header, Request, Uri};
+use axum::http::{header, Request, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 use pcct::export::ReportOptions;
 use pcct::window::WindowStart;
@@ -299,7 +301,12 @@ impl Pusher {
                 self.stats.bytes_sent.fetch_add(first.bytes.len() as u64, Ordering::Relaxed);
                 true
             }
-            Ok(Ok(status)) if status.is_client_error() => {
+            // 408 and 429 (a receiver's rate limit) mean "later": retried.
+            Ok(Ok(status))
+                if status.is_client_error()
+                    && status != StatusCode::REQUEST_TIMEOUT
+                    && status != StatusCode::TOO_MANY_REQUESTS =>
+            {
                 self.stats.failed(format!("the receiver refused a window: HTTP {status}"));
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 true

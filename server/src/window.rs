@@ -3,11 +3,12 @@
 //! `/debug/pprof/profile?seconds=N` and the periodic push.
 //!
 //! Opening copies every node's weights under the profile lock (48 bytes a
-//! node; the sampler waits for that lock at most half an interval, as for
+//! node, 32 more a site; the sampler waits for that lock at most half an interval, as for
 //! any reader), on a blocking thread. Finishing works on a snapshot, off
 //! the lock. Each window has its own start, so concurrent windows of any
-//! lengths never disturb one another; the starts of all open windows
-//! together are bounded ([`WindowBudget`]: beyond it, 503).
+//! lengths never disturb one another; the open windows are bounded in
+//! number ([`MAX_OPEN_WINDOWS`]) and their starts together in bytes
+//! ([`WindowBudget`]); beyond either, 503.
 //!
 //! A purge, a new tree (mode change) or a method table that started over
 //! during a window is said in the answer: a pprof comment, and the
@@ -27,6 +28,10 @@ use crate::text_budget::within_budget_bytes;
 
 /// Most bytes the starts of all open windows may hold together.
 pub const MAX_WINDOW_BYTES: usize = 64 << 20;
+
+/// Most windows open at once, whatever the profile's size: each holds a
+/// connection (of the server's 64) until it ends, up to 300 s.
+pub const MAX_OPEN_WINDOWS: usize = 16;
 
 /// The bytes held by the starts of open windows, and their limit.
 pub struct WindowBudget {
@@ -60,18 +65,19 @@ impl WindowBudget {
         self.used.load(Ordering::Acquire)
     }
 
+    /// One of the [`MAX_OPEN_WINDOWS`] places, and `bytes` of the limit.
     fn reserve(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
-        let mut used = self.used.load(Ordering::Acquire);
-        loop {
-            let wanted = used.checked_add(bytes).filter(|&wanted| wanted <= self.limit)?;
-            match self.used.compare_exchange(used, wanted, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => {
-                    self.open.fetch_add(1, Ordering::AcqRel);
-                    return Some(Reservation { budget: Arc::clone(self), bytes });
-                }
-                Err(now) => used = now,
-            }
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| (open < MAX_OPEN_WINDOWS).then_some(open + 1))
+            .ok()?;
+        let reserved = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+            used.checked_add(bytes).filter(|&wanted| wanted <= self.limit)
+        });
+        if reserved.is_err() {
+            self.open.fetch_sub(1, Ordering::AcqRel);
+            return None;
         }
+        Some(Reservation { budget: Arc::clone(self), bytes })
     }
 }
 
@@ -217,6 +223,19 @@ mod tests {
         let profile = pprof::decode(&answer.bytes).unwrap();
         assert_eq!(profile.sample.iter().map(|s| s.value[0]).sum::<i64>(), 2);
         assert_eq!(profile.period, 1000);
+    }
+
+    #[test]
+    fn no_more_than_the_most_windows_are_open_at_once() {
+        let shared = Shared::new(SamplerConfig::default()).unwrap();
+        record(&shared, 1);
+        let budget = WindowBudget::new(MAX_WINDOW_BYTES);
+        let windows: Vec<OpenWindow> = (0..MAX_OPEN_WINDOWS).map(|_| open(&shared, &budget).unwrap()).collect();
+        assert_eq!(open(&shared, &budget).err().unwrap().status, axum::http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(budget.status().open, MAX_OPEN_WINDOWS);
+        drop(windows);
+        assert_eq!((budget.status().open, budget.used()), (0, 0));
+        assert!(open(&shared, &budget).is_ok());
     }
 
     #[test]

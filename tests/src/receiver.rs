@@ -1,7 +1,7 @@
 //! A loopback stand-in for Pyroscope's `/ingest`, for the push tests: a
 //! real HTTP/1.1 server on 127.0.0.1 that records every POST (its query
-//! and the multipart field `profile`) and answers 503 to the first
-//! `refuse` of them, then 200. Bounded: request heads of at most 64 KiB,
+//! and the multipart field `profile`) and refuses the first `refuse` of
+//! them for now (503 and 429, a rate limit, in turn), then answers 200. Bounded: request heads of at most 64 KiB,
 //! bodies of at most 64 MiB, every read with a timeout.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -28,7 +28,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// Listens on 127.0.0.1, refusing the first `refuse` requests with 503.
+    /// Listens on 127.0.0.1, refusing the first `refuse` requests (503, 429, 503, ...).
     pub fn start(refuse: usize) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
         listener.set_nonblocking(true).expect("non-blocking");
@@ -41,8 +41,13 @@ impl Receiver {
             while !stopped.load(Ordering::Acquire) {
                 match listener.accept() {
                     Ok((stream, _)) => {
-                        let accept = count.fetch_add(1, Ordering::AcqRel) >= refuse;
-                        if let Some(request) = serve(stream, accept) {
+                        let index = count.fetch_add(1, Ordering::AcqRel);
+                        let status = match index {
+                            _ if index >= refuse => "200 OK",
+                            _ if index % 2 == 0 => "503 Service Unavailable",
+                            _ => "429 Too Many Requests",
+                        };
+                        if let Some(request) = serve(stream, status) {
                             sink.lock().unwrap().push(request);
                         }
                     }
@@ -70,7 +75,7 @@ impl Drop for Receiver {
 }
 
 /// Reads one request, answers it, and returns what it carried.
-fn serve(stream: TcpStream, accept: bool) -> Option<Received> {
+fn serve(stream: TcpStream, status: &str) -> Option<Received> {
     stream.set_nonblocking(false).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
     let mut reader = BufReader::new(stream.try_clone().ok()?);
@@ -101,7 +106,7 @@ fn serve(stream: TcpStream, accept: bool) -> Option<Received> {
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body).ok()?;
-    let status = if accept { "200 OK" } else { "503 Service Unavailable" };
+    let accept = status.starts_with("200");
     let mut stream = stream;
     let _ = write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     Some(Received {

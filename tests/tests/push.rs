@@ -40,7 +40,7 @@ per_jdk! {
         let mut served = start_served(Jvm::new(jdk, &fixture, "LiveTarget"), &fixture, &options);
         served.jvm.wait_for_stdout_line("ready", SOON);
         let client = served.client.clone();
-        // Three refusals, then the queue drains: at least four windows accepted.
+        // Three refusals (503, 429, 503: both mean "later"), then the queue drains: at least four windows accepted.
         poll_until(Instant::now() + SOON, || (receiver.received().iter().filter(|w| w.accepted).count() >= 4).then_some(()))
             .unwrap_or_else(|| panic!("fewer than 4 windows accepted: {}", client.get_json("/api/status")["push"]));
         pause(&client);
