@@ -44,7 +44,7 @@ impl Receiver {
                         let index = count.fetch_add(1, Ordering::AcqRel);
                         let status = match index {
                             _ if index >= refuse => "200 OK",
-                            _ if index % 2 == 0 => "503 Service Unavailable",
+                            _ if index.is_multiple_of(2) => "503 Service Unavailable",
                             _ => "429 Too Many Requests",
                         };
                         if let Some(request) = serve(stream, status) {
