@@ -19,15 +19,7 @@ pub fn u64_at(value: &Value, pointer: &str) -> u64 {
 /// Signals sent whose outcome is not yet counted.
 pub fn in_flight(status: &Value) -> i64 {
     let counter = |name: &str| u64_at(status, &format!("/counters/{name}")) as i64;
-    let outcomes = [
-        "samples_recorded",
-        "samples_failed",
-        "samples_filtered",
-        "samples_dropped_full",
-        "samples_lost",
-        "samples_retired",
-    ];
-    counter("signals_sent") - outcomes.iter().map(|name| counter(name)).sum::<i64>()
+    counter("signals_sent") - crate::stress::SIGNAL_OUTCOMES.iter().map(|name| counter(name)).sum::<i64>()
 }
 
 /// Pauses sampling and waits until the profile holds still: a drain after
