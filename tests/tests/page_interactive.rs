@@ -150,6 +150,16 @@ per_jdk! {
         let (_, restored) = page.wait_for(&format!("!{FLAME}.getElementById('unzoom').classList.contains('hide')"), Instant::now() + SOON);
         assert!(restored, "the zoom did not survive the reload");
         assert!(!highlighted(&mut page).is_empty(), "the search did not survive the reload");
+
+        // The resource selector drives the hot lists and the graph.
+        let (_, ranked) = page.wait_for("document.getElementById('methods-resource').textContent === 'cpu_ns'", Instant::now() + SOON);
+        assert!(ranked, "hot methods not ranked by the tree's cpu_ns: {}", page.evaluate("document.getElementById('methods-panel').innerText"));
+        page.evaluate("(() => { const s = document.getElementById('metric'); s.value = 'wall_ns'; s.dispatchEvent(new Event('change')); })()");
+        let (_, switched) = page.wait_for(
+            "document.getElementById('methods-resource').textContent === 'wall_ns' && document.getElementById('flame').data.includes('metric=wall_ns')",
+            Instant::now() + SOON,
+        );
+        assert!(switched, "the selector did not switch the hot methods and the graph to wall_ns: {}", page.evaluate("document.getElementById('methods-panel').innerText"));
         drop(browser);
         finish(served, &fixture);
     }
