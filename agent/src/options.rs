@@ -286,7 +286,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "tree",
         default: "pcct",
         allowed: "pcct or methods",
-        meaning: "`pcct` (calling contexts) or `methods` (Whaley's hot-method counters only: a method's total is its self weight)",
+        meaning: "`pcct` (calling contexts) or `methods` (Whaley's hot-method counters only: a method's total is its self weight; an allocation or monitor wait counts for its class alone, not the code that allocated or waited)",
         apply: |o, v| {
             let mode = match v {
                 "pcct" => Some(TreeMode::Pcct),
