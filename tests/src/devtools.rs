@@ -111,12 +111,20 @@ impl Browser {
 
     /// Waits for the answer to command `id`; panics on a protocol error.
     pub fn answer(&mut self, id: u64) -> Value {
+        self.answer_or_error(id).unwrap_or_else(|message| panic!("DevTools error: {message}"))
+    }
+
+    /// Waits for the answer to command `id`: its result, or the whole
+    /// message when it is a protocol error.
+    pub fn answer_or_error(&mut self, id: u64) -> Result<Value, Value> {
         let deadline = Instant::now() + ANSWER_DEADLINE;
         loop {
             let message = self.next_message(deadline, &format!("answer to command {id}"));
             if message["id"] == id {
-                assert!(message.get("error").is_none(), "DevTools error: {message}");
-                return message["result"].clone();
+                if message.get("error").is_some() {
+                    return Err(message);
+                }
+                return Ok(message["result"].clone());
             }
             if message.get("method").is_some() {
                 self.events.push(message);
@@ -181,11 +189,30 @@ impl Page<'_> {
         result["result"]["value"].clone()
     }
 
+    /// [`Page::evaluate`], but `Null` while the page is navigating (the
+    /// target or its execution context replaced under the evaluation).
+    fn evaluate_unless_navigating(&mut self, expression: &str) -> Value {
+        let params = json!({ "expression": expression, "returnByValue": true, "awaitPromise": true });
+        let id = self.browser.send(Some(&self.session), "Runtime.evaluate", params);
+        let navigating = |text: &str| text.contains("navigated or closed") || text.contains("context was destroyed");
+        match self.browser.answer_or_error(id) {
+            Err(message) if navigating(&message.to_string()) => Value::Null,
+            Err(message) => panic!("DevTools error: {message}"),
+            Ok(result) if result.get("exceptionDetails").is_some_and(|e| navigating(&e.to_string())) => Value::Null,
+            Ok(result) => {
+                assert!(result.get("exceptionDetails").is_none(), "{expression} threw: {result}");
+                result["result"]["value"].clone()
+            }
+        }
+    }
+
     /// Evaluates `expression` until it is truthy or `deadline` passes;
     /// returns its last value and whether it became truthy.
+    /// A navigation under way (a form posted, a redirect) is waited out:
+    /// Chromium refuses to evaluate in a page that is being replaced.
     pub fn wait_for(&mut self, expression: &str, deadline: Instant) -> (Value, bool) {
         loop {
-            let value = self.evaluate(expression);
+            let value = self.evaluate_unless_navigating(expression);
             let truthy = !matches!(value, Value::Null | Value::Bool(false)) && value != json!(0) && value != json!("");
             if truthy || Instant::now() >= deadline {
                 return (value, truthy);
