@@ -116,7 +116,7 @@ impl Sink<'_> {
         // A full queue would drop the event anyway: not worth a stack walk
         // (a starved sampler must not make every allocation slower).
         if queue.is_full() {
-            queue.count_dropped(kind);
+            self.count_dropped(kind);
             return;
         }
         let Ok((frames, truncated)) = self.jvmti.own_stack_trace(self.depth) else {

@@ -56,10 +56,16 @@ impl WindowStart {
 
     /// Bytes this start holds (at least [`Pcct::window_start_bytes`]).
     pub fn bytes(&self) -> usize {
-        self.weights.capacity() * std::mem::size_of::<(TimeWeight, TimeWeight)>()
-            + self.events.capacity() * std::mem::size_of::<[u64; 4]>()
-            + self.counters.capacity() * std::mem::size_of::<(MethodId, Weight)>()
+        start_bytes(self.weights.capacity(), self.events.capacity(), self.counters.capacity())
     }
+}
+
+/// Bytes of a window start holding `nodes` contexts' time weights, `sites`
+/// sites' event weights and `counters` method counters.
+fn start_bytes(nodes: usize, sites: usize, counters: usize) -> usize {
+    nodes * std::mem::size_of::<(TimeWeight, TimeWeight)>()
+        + sites * std::mem::size_of::<[u64; 4]>()
+        + counters * std::mem::size_of::<(MethodId, Weight)>()
 }
 
 /// The part of a tree recorded in a window.
@@ -93,11 +99,8 @@ impl Pcct {
     /// before copying).
     pub fn window_start_bytes(&self) -> usize {
         match self.config().mode {
-            TreeMode::Pcct => {
-                self.slots.len() * std::mem::size_of::<(TimeWeight, TimeWeight)>()
-                    + self.events.len() * std::mem::size_of::<[u64; 4]>()
-            }
-            TreeMode::HotMethods => self.counters.all().count() * std::mem::size_of::<(MethodId, Weight)>(),
+            TreeMode::Pcct => start_bytes(self.slots.len(), self.events.len(), 0),
+            TreeMode::HotMethods => start_bytes(0, 0, self.counters.all().count()),
         }
     }
 }

@@ -83,7 +83,7 @@ impl EventQueue {
         match self.queue.push(event) {
             Ok(()) => true,
             Err(_) => {
-                self.count_dropped(kind);
+                self.dropped[kind as usize].fetch_add(1, Ordering::Relaxed);
                 false
             }
         }
@@ -93,12 +93,6 @@ impl EventQueue {
     /// of making an event, the stack walk).
     pub fn is_full(&self) -> bool {
         self.queue.is_full()
-    }
-
-    /// Counts an event of `kind` dropped before it was made (see
-    /// [`EventQueue::is_full`]).
-    pub fn count_dropped(&self, kind: EventKind) {
-        self.dropped[kind as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// The oldest waiting event.
@@ -231,8 +225,7 @@ mod tests {
         assert!(queue.push(event(EventKind::Monitor)));
         assert!(queue.is_full());
         assert!(!queue.push(event(EventKind::Allocation)));
-        queue.count_dropped(EventKind::Allocation);
-        assert_eq!(queue.take_dropped(EventKind::Allocation), 2);
+        assert_eq!(queue.take_dropped(EventKind::Allocation), 1);
         assert_eq!(queue.take_dropped(EventKind::Allocation), 0);
         assert_eq!(queue.pop().map(|e| e.kind), Some(EventKind::Allocation));
         assert_eq!(queue.pop().map(|e| e.kind), Some(EventKind::Monitor));
