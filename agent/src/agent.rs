@@ -15,6 +15,7 @@ use pcct_sampler::slots::{current_tid, Registry, ThreadOrigin};
 use pcct_sampler::Shared;
 
 use crate::console::{complain, say};
+use crate::events::Reported;
 use crate::jvmti::{Jni, Jvmti};
 use crate::jvmti_sys::*;
 use crate::options::Options;
@@ -43,6 +44,8 @@ pub struct Agent {
     options: Options,
     jvmti: Jvmti,
     arrival: Arrival,
+    /// The events reported (what the options asked, less what this JVM cannot).
+    reported: Reported,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
     /// Global references to the sampler's and the JIT thread's
@@ -56,6 +59,7 @@ pub struct Agent {
     /// Set once VMDeath began: callbacks do nothing after it.
     dying: AtomicBool,
     server: Mutex<Option<pcct_server::ServerHandle>>,
+    push: Mutex<Option<pcct_server::push::PushHandle>>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -138,14 +142,23 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     if can_recompile {
         capabilities.set_can_retransform_classes(1);
     }
+    let reported = event_capabilities(&options, &potential, &mut capabilities);
     jvmti.add_capabilities(&capabilities)?;
+    if let Some(bytes) = reported.alloc_interval {
+        jvmti.set_heap_sampling_interval(bytes.min(i32::MAX as u64) as jint)?;
+    }
 
-    let shared = Arc::new(Shared::new(options.sampler_config())?);
+    let mut config = options.sampler_config();
+    if !reported.any() {
+        config.event_capacity = 0;
+    }
+    let shared = Arc::new(Shared::new(config)?);
     let registry = Arc::new(Registry::new(options.depth));
     let agent = Agent {
         options,
         jvmti,
         arrival,
+        reported,
         shared,
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
@@ -154,16 +167,45 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
+        push: Mutex::new(None),
     };
-    agent.shared.vm.lock().debug_info = debug_info;
+    {
+        let mut vm = agent.shared.vm.lock();
+        vm.debug_info = debug_info;
+        vm.events = reported.describe();
+    }
     agent.describe_jit(potential.can_retransform_classes() != 0);
     if AGENT.set(agent).is_err() {
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
     crate::console::set_quiet(agent.options.quiet);
-    crate::callbacks::install(jvmti)?;
+    crate::callbacks::install(jvmti, reported)?;
     Ok(agent)
+}
+
+/// Asks for the capabilities of the events the options want (none when
+/// they are off: an event source switched off costs nothing), and says
+/// which this JVM cannot give. Returns what will be reported.
+fn event_capabilities(options: &Options, potential: &jvmtiCapabilities, wanted: &mut jvmtiCapabilities) -> Reported {
+    let mut reported = Reported { alloc_interval: options.alloc_interval, locks: options.locks };
+    if reported.alloc_interval.is_some() {
+        if potential.can_generate_sampled_object_alloc_events() != 0 {
+            wanted.set_can_generate_sampled_object_alloc_events(1);
+        } else {
+            complain("this JVM cannot sample allocations (no SampledObjectAlloc before JDK 11): alloc= is off");
+            reported.alloc_interval = None;
+        }
+    }
+    if reported.locks {
+        if potential.can_generate_monitor_events() != 0 {
+            wanted.set_can_generate_monitor_events(1);
+        } else {
+            complain("this JVM cannot report monitor events: locks= is off");
+            reported.locks = false;
+        }
+    }
+    reported
 }
 
 /// Turns HotSpot's DebugNonSafepoints on (unless the user set it), so that
@@ -196,8 +238,23 @@ impl Agent {
             vm.jvm_name = self.jvmti.system_property("java.vm.name").unwrap_or_default();
             vm.jvm_version = self.jvmti.system_property("java.vm.version").unwrap_or_default();
         }
+        let push = self.options.push_config().and_then(|config| {
+            let started = pcct_server::push::start(self.shared.clone(), config.clone(), Some(self.options.signal));
+            match started {
+                Ok(handle) => {
+                    say(&format!("pushing windows of {:?} to {}", config.every, config.url));
+                    let stats = (Arc::clone(&handle.stats), config);
+                    *self.push.lock() = Some(handle);
+                    Some(stats)
+                }
+                Err(error) => {
+                    complain(&format!("push not started: {error}"));
+                    None
+                }
+            }
+        });
         if self.options.http {
-            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name()) {
+            match crate::serve::start(self.shared.clone(), &self.options, self.arrival.name(), push) {
                 Ok(handle) => {
                     say(&format!("serving http://{}", handle.address));
                     *self.server.lock() = Some(handle);
@@ -278,12 +335,25 @@ impl Agent {
                 return;
             }
         }
-        self.register_thread(current_tid(), jni.raw(), ThreadOrigin::Started);
+        let tid = current_tid();
+        self.name_thread(jni, thread, tid);
+        self.register_thread(tid, jni.raw(), ThreadOrigin::Started);
+    }
+
+    /// Keeps the Java name of `thread` (kernel id `tid`) for answers. Runs
+    /// on Java threads (ThreadStart, VMInit) and the sampler thread before
+    /// it samples (discovery); takes only the names' leaf lock.
+    pub fn name_thread(&self, jni: Jni, thread: jthread, tid: i32) {
+        if let Some(name) = self.jvmti.thread_name(jni, thread) {
+            self.shared.thread_names.lock().started(tid, &name);
+        }
     }
 
     /// ThreadEnd, on the ending thread.
     pub fn thread_ended(&self) {
-        self.registry.retire(current_tid());
+        let tid = current_tid();
+        self.shared.thread_names.lock().ended(tid);
+        self.registry.retire(tid);
     }
 
     /// CompiledMethodLoad (with `compiled=on`): `method`'s code at
@@ -310,6 +380,28 @@ impl Agent {
         self.own_tids.lock().push(own);
         self.registry.retire(own);
         crate::jit::serve(&self.shared, self.jvmti, jni, self.can_recompile, || self.dying.load(Ordering::Acquire));
+    }
+
+    /// Where the event callbacks hand their events.
+    fn sink(&self) -> crate::events::Sink<'_> {
+        crate::events::Sink { shared: &self.shared, jvmti: self.jvmti, depth: self.options.depth }
+    }
+
+    /// SampledObjectAlloc, on the allocating thread.
+    pub fn allocation_sampled(&self, class: jclass, size: jlong) {
+        if let Some(interval) = self.reported.alloc_interval {
+            self.sink().allocation(class, size, interval);
+        }
+    }
+
+    /// MonitorContendedEnter, on the thread that starts to wait.
+    pub fn monitor_waiting(&self) {
+        self.sink().monitor_waiting();
+    }
+
+    /// MonitorContendedEntered, on the thread that waited.
+    pub fn monitor_entered(&self, jni: Jni, object: jobject) {
+        self.sink().monitor_entered(jni, object);
     }
 
     /// The sampler agent thread: prepares what sampling needs (jmethodIDs
@@ -390,6 +482,10 @@ impl Agent {
         if let Some(handle) = self.server.lock().take() {
             handle.shut_down(Duration::from_secs(1));
         }
+        if let Some(push) = self.push.lock().take() {
+            // The last window, sent with what is queued, for at most a second.
+            push.stop(Duration::from_secs(1));
+        }
         let tree_total = self.shared.profile.lock().tree.total();
         let disabled = self.shared.disabled_reason();
         let written = written.as_ref().map(|(path, result)| (path.as_path(), result));
@@ -407,6 +503,11 @@ impl Registrar for Agent {
     }
 
     fn retire(&self, tid: i32) {
+        self.shared.thread_names.lock().ended(tid);
         self.registry.retire(tid);
+    }
+
+    fn named(&self, tid: i32, name: &str) {
+        self.shared.thread_names.lock().started(tid, name);
     }
 }

@@ -9,15 +9,16 @@ use pcct_sampler::slots::{current_tid, ThreadOrigin};
 
 use crate::agent::{self, live};
 use crate::console::guard;
+use crate::events::Reported;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
 use crate::jvmti_sys::*;
 
-/// The events the agent enables here. CompiledMethodLoad and
-/// CompiledMethodUnload (with `compiled=on`) are enabled later by the
-/// agent's JIT thread (`jit.rs`), which then generates the events of code
-/// compiled before.
-fn events() -> impl Iterator<Item = jvmtiEvent> {
-    [
+/// The events the agent enables here (allocation and monitor events only
+/// when reported). CompiledMethodLoad and CompiledMethodUnload (with
+/// `compiled=on`) are enabled later by the agent's JIT thread (`jit.rs`),
+/// which then generates the events of code compiled before.
+fn events(reported: Reported) -> impl Iterator<Item = jvmtiEvent> {
+    let always = [
         jvmtiEvent::JVMTI_EVENT_VM_INIT,
         jvmtiEvent::JVMTI_EVENT_VM_DEATH,
         jvmtiEvent::JVMTI_EVENT_THREAD_START,
@@ -26,17 +27,19 @@ fn events() -> impl Iterator<Item = jvmtiEvent> {
         // enabled ClassLoad events.
         jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
         jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
-    ]
-    .into_iter()
+    ];
+    let allocations = reported.alloc_interval.map(|_| jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
+    let monitors = [jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED];
+    always.into_iter().chain(allocations).chain(monitors.into_iter().filter(move |_| reported.locks))
 }
 
 /// Sets the callbacks and enables the events the agent needs. If an event
 /// cannot be enabled, takes everything back before returning the error, so
 /// a failed Agent_OnAttach leaves no callback armed.
-pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
-    let installed = set_and_enable(jvmti);
+pub fn install(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
+    let installed = set_and_enable(jvmti, reported);
     if installed.is_err() {
-        for event in events() {
+        for event in events(reported) {
             let _ = jvmti.disable(event);
         }
         let _ = jvmti.set_callbacks(&jvmtiEventCallbacks::default());
@@ -44,7 +47,7 @@ pub fn install(jvmti: Jvmti) -> JvmtiResult<()> {
     installed
 }
 
-fn set_and_enable(jvmti: Jvmti) -> JvmtiResult<()> {
+fn set_and_enable(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -54,16 +57,63 @@ fn set_and_enable(jvmti: Jvmti) -> JvmtiResult<()> {
         ClassPrepare: Some(on_class_prepare),
         CompiledMethodLoad: Some(on_compiled_method_load),
         CompiledMethodUnload: Some(on_compiled_method_unload),
+        SampledObjectAlloc: Some(on_sampled_object_alloc),
+        MonitorContendedEnter: Some(on_monitor_contended_enter),
+        MonitorContendedEntered: Some(on_monitor_contended_entered),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
-    events().try_for_each(|event| jvmti.enable(event))
+    events(reported).try_for_each(|event| jvmti.enable(event))
 }
 
-unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _thread: jthread) {
+unsafe extern "C" fn on_sampled_object_alloc(
+    _jvmti: *mut jvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+    class: jclass,
+    size: jlong,
+) {
+    guard("SampledObjectAlloc", (), || {
+        if let Some(agent) = live() {
+            agent.allocation_sampled(class, size);
+        }
+    })
+}
+
+unsafe extern "C" fn on_monitor_contended_enter(
+    _jvmti: *mut jvmtiEnv,
+    _jni: *mut JNIEnv,
+    _thread: jthread,
+    _object: jobject,
+) {
+    guard("MonitorContendedEnter", (), || {
+        if let Some(agent) = live() {
+            agent.monitor_waiting();
+        }
+    })
+}
+
+unsafe extern "C" fn on_monitor_contended_entered(
+    _jvmti: *mut jvmtiEnv,
+    jni: *mut JNIEnv,
+    _thread: jthread,
+    object: jobject,
+) {
+    guard("MonitorContendedEntered", (), || {
+        if let Some(agent) = live() {
+            // SAFETY: the event's JNIEnv is this (the waiting) thread's.
+            agent.monitor_entered(unsafe { Jni::from_raw(jni) }, object);
+        }
+    })
+}
+
+unsafe extern "C" fn on_vm_init(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, thread: jthread) {
     guard("VMInit", (), || {
         let Some(agent) = live() else { return };
         // The main thread gets no ThreadStart event: register it here.
+        // SAFETY: VMInit's JNIEnv is this thread's.
+        agent.name_thread(unsafe { Jni::from_raw(jni) }, thread, current_tid());
         agent.register_thread(current_tid(), jni, ThreadOrigin::Started);
         // SAFETY: VMInit's JNIEnv is this thread's.
         agent.start(unsafe { Jni::from_raw(jni) });

@@ -87,7 +87,18 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
                 serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
             );
             extra.insert("jit_advice".to_string(), jit.unwrap_or_default());
+            let collection = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));
+            let collection = export::json::Collection {
+                interval_ns: collection.period_ns,
+                started_unix_ns: collection.time_nanos,
+                duration_ns: collection.duration_nanos,
+            };
+            extra.insert("collection".to_string(), serde_json::to_value(collection).unwrap_or_default());
             export::json::write_to(&mut out, &profile.tree, &profile.methods, &extra)?;
+        } else if format == Format::Pprof {
+            let options = ReportOptions { metric, min_cum_share: 0.0 };
+            let context = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));
+            export::pprof::write_to(&mut out, &profile.tree, &profile.methods, &options, &context)?;
         } else {
             let options = ReportOptions { metric, min_cum_share: 0.0 };
             export::write_to(&mut out, format, &profile.tree, &profile.methods, &options)?;
@@ -95,6 +106,11 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
     }
     out.flush()?;
     out.into_inner().map_err(|error| error.into_error())?.sync_all()
+}
+
+/// The sampling interval in force.
+fn interval_ns(shared: &Shared) -> u64 {
+    shared.control.interval().as_nanos() as u64
 }
 
 #[cfg(test)]
@@ -114,7 +130,7 @@ mod tests {
         let main = methods.intern("Main", "main", "([Ljava/lang/String;)V");
         let work = methods.intern("Main", "work", "()V");
         let stack = [Frame::new(main, 3), Frame::new(work, 0)];
-        let weight = Weight { samples: 1, cpu_ns: 1_000_000, wall_ns: 1_000_000 };
+        let weight = Weight::sample(1_000_000, 1_000_000);
         profile.tree.record(&mut pcct::Marks::new(), &stack, weight).expect("recorded");
         drop(profile);
         shared
@@ -135,6 +151,25 @@ mod tests {
         assert!(text.contains("Main.main;Main.work 1"), "{text}");
         assert_eq!(std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777, 0o600);
         assert!(temporaries_in(directory.path()).is_empty());
+    }
+
+    #[test]
+    fn pprof_and_json_dumps_say_when_and_how_often_they_sampled() {
+        let directory = tempfile::tempdir().expect("a directory");
+        let shared = shared_with_a_sample();
+        let path = directory.path().join("p.pb.gz");
+        write(&shared, Format::Pprof, Metric::CpuNs, &path).expect("written");
+        let profile = export::pprof::decode(&std::fs::read(&path).expect("read")).expect("pprof");
+        assert_eq!(profile.period, shared.control.interval().as_nanos() as i64);
+        assert!(profile.time_nanos > 1_600_000_000_000_000_000, "{}", profile.time_nanos);
+        assert_eq!(profile.sample.len(), 1);
+        assert_eq!(profile.sample[0].value[0], 1);
+        let path = directory.path().join("p.json");
+        write(&shared, Format::Json, Metric::CpuNs, &path).expect("written");
+        let json = export::json::parse(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        let collection = json.collection.expect("a collection");
+        assert_eq!(collection.interval_ns as i64, profile.period);
+        assert!(collection.started_unix_ns > 1_600_000_000_000_000_000);
     }
 
     #[test]

@@ -196,6 +196,17 @@ impl Jvmti {
         Ok(unsafe { self.take_string(signature) })
     }
 
+    /// The source file `class`'s class file names (`HashMap.java`), if it
+    /// names one (JVMTI_ERROR_ABSENT_INFORMATION otherwise) and the
+    /// capability was granted.
+    pub fn source_file(&self, class: jclass) -> Option<String> {
+        let mut name: *mut c_char = ptr::null_mut();
+        let error = call!(self.0, GetSourceFileName, MISSING, class, &mut name);
+        // SAFETY: GetSourceFileName succeeded: JVMTI's string (or null).
+        let name = (error == jvmtiError::JVMTI_ERROR_NONE).then(|| unsafe { self.take_string(name) })?;
+        (!name.is_empty()).then_some(name)
+    }
+
     /// Line number table of `method` (empty for native methods or without debug information).
     pub fn line_numbers(&self, method: jmethodID) -> Vec<LineEntry> {
         let mut count: jint = 0;
@@ -273,12 +284,81 @@ impl Jvmti {
         Ok(list)
     }
 
+    /// The name of `thread` (`java.lang.Thread.getName()` as JVMTI's
+    /// GetThreadInfo reads it, running no Java code); the references the
+    /// call returns besides are deleted in `jni`, the calling thread's.
+    pub fn thread_name(&self, jni: Jni, thread: jthread) -> Option<String> {
+        let mut info = jvmtiThreadInfo {
+            name: ptr::null_mut(),
+            priority: 0,
+            is_daemon: 0,
+            thread_group: ptr::null_mut(),
+            context_class_loader: ptr::null_mut(),
+        };
+        let error = call!(self.0, GetThreadInfo, MISSING, thread, &mut info);
+        if error != jvmtiError::JVMTI_ERROR_NONE {
+            return None;
+        }
+        jni.delete_local_ref(info.thread_group);
+        jni.delete_local_ref(info.context_class_loader);
+        // SAFETY: GetThreadInfo succeeded: `name` is JVMTI's string (or null).
+        Some(unsafe { self.take_string(info.name) })
+    }
+
     /// Whether `thread` has started and not yet terminated (false if its
     /// state cannot be read).
     pub fn is_alive(&self, thread: jthread) -> bool {
         let mut state: jint = 0;
         let error = call!(self.0, GetThreadState, MISSING, thread, &mut state);
         error == jvmtiError::JVMTI_ERROR_NONE && state as u32 & JVMTI_THREAD_STATE_ALIVE != 0
+    }
+
+    /// The calling thread's stack, leaf first: at most `max` frames as
+    /// (jmethodID, bytecode index; -1 in native code), and whether the
+    /// stack had more. Safe in a JVMTI callback on that thread (it walks
+    /// only its own stack); allocates its buffer on the heap, not on the
+    /// thread's stack.
+    pub fn own_stack_trace(&self, max: usize) -> JvmtiResult<(Vec<(usize, i32)>, bool)> {
+        let asked = max.saturating_add(1).min(i32::MAX as usize);
+        let mut buffer = vec![jvmtiFrameInfo { method: ptr::null_mut(), location: -1 }; asked];
+        let mut count: jint = 0;
+        check(
+            "GetStackTrace",
+            call!(self.0, GetStackTrace, MISSING, ptr::null_mut(), 0, asked as jint, buffer.as_mut_ptr(), &mut count),
+        )?;
+        let count = (count.max(0) as usize).min(asked);
+        let frames = buffer[..count.min(max)]
+            .iter()
+            .map(|frame| (frame.method as usize, i32::try_from(frame.location).unwrap_or(-1)))
+            .collect();
+        Ok((frames, count > max))
+    }
+
+    /// Samples allocations every `bytes` on average (SampledObjectAlloc);
+    /// needs the capability `can_generate_sampled_object_alloc_events`.
+    pub fn set_heap_sampling_interval(&self, bytes: jint) -> JvmtiResult<()> {
+        check("SetHeapSamplingInterval", call!(self.0, SetHeapSamplingInterval, MISSING, bytes))
+    }
+
+    /// The calling thread's agent-local value (JVMTI thread-local
+    /// storage: a virtual thread has its own, wherever it is mounted); 0
+    /// when none was set.
+    pub fn own_thread_value(&self) -> u64 {
+        let mut data: *mut c_void = ptr::null_mut();
+        let error = call!(self.0, GetThreadLocalStorage, MISSING, ptr::null_mut(), &mut data);
+        if error == jvmtiError::JVMTI_ERROR_NONE {
+            data as u64
+        } else {
+            0
+        }
+    }
+
+    /// Sets the calling thread's agent-local value.
+    pub fn set_own_thread_value(&self, value: u64) -> JvmtiResult<()> {
+        check(
+            "SetThreadLocalStorage",
+            call!(self.0, SetThreadLocalStorage, MISSING, ptr::null_mut(), value as usize as *const c_void),
+        )
     }
 
     /// Starts `function(arg)` on a new agent thread backed by `thread`.
@@ -343,6 +423,14 @@ impl Jni {
             call!(self.0, ExceptionClear, (),);
         }
         pending
+    }
+
+    /// The class of `object`, as a local reference (null if it has none).
+    pub fn object_class(&self, object: jobject) -> jclass {
+        if object.is_null() {
+            return ptr::null_mut();
+        }
+        call!(self.0, GetObjectClass, ptr::null_mut(), object)
     }
 
     pub fn new_global_ref(&self, object: jobject) -> jobject {

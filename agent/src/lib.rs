@@ -5,7 +5,8 @@
 //! sampler (crate `pcct-sampler`), feeds it threads (ThreadStart/End, the
 //! main thread at VMInit, running threads on attach) and method ids
 //! (ClassPrepare, a sweep of loaded classes), names methods for it with
-//! JVMTI on the sampler thread, starts the HTTP server, feeds the inline
+//! JVMTI on the sampler thread, hands it sampled allocations and contended
+//! monitor enters (`events.rs`), starts the HTTP server, feeds the inline
 //! table (`pcct-jit`) from CompiledMethodLoad/Unload and runs its JIT
 //! thread (`jit.rs`), and writes the profile at VM death.
 //!
@@ -29,6 +30,7 @@ mod cmlr;
 mod console;
 mod dump;
 mod entry;
+mod events;
 mod jit;
 mod jvmti;
 #[rustfmt::skip]

@@ -57,9 +57,9 @@ pub struct Options {
     pub methods_limit: usize,
     /// `file`: where to write the profile at VM death (default: nowhere).
     pub file: Option<PathBuf>,
-    /// `format`: collapsed, json, xtree, xarc or xprof (default: from the file's extension, else collapsed).
+    /// `format`: collapsed, json, xtree, xarc, xprof, sites or pprof (default: from the file's extension, else collapsed).
     pub format: Option<Format>,
-    /// `metric`: what the reports and collapsed stacks count: cpu, wall or samples (default: by mode).
+    /// `metric`: the resource the reports and collapsed stacks count, any of `Metric::ALL` (default: by mode).
     pub metric: Option<Metric>,
     /// `http`: serve answers over HTTP (`on`/`off`, default on).
     pub http: bool,
@@ -87,10 +87,22 @@ pub struct Options {
     pub compiled: bool,
     /// `recompile`: hold the capability to retransform classes, for recompile requests (`on`/`off`, default on).
     pub recompile: bool,
+    /// `push`: the Pyroscope-style ingest URL windows are pushed to (default: none).
+    pub push: Option<String>,
+    /// `push_every`: the length of a pushed window, 1s..=1h (default 15s).
+    pub push_every: Duration,
+    /// `app`: the `app` label of pushed profiles (default `pcct`).
+    pub app: String,
+    /// `instance`: the `instance` label of pushed profiles (default `<host>-<pid>`).
+    pub instance: Option<String>,
     /// `walker`: pcct's own stack walker or AsyncGetCallTrace alone (default pcct).
     pub walker: StackWalker,
     /// `nonsafepoints`: turn DebugNonSafepoints on at start-up (`on`/`off`, default on).
     pub nonsafepoints: bool,
+    /// `alloc`: mean bytes between sampled allocations, 1k..=1g, or `off` (default 512k).
+    pub alloc_interval: Option<u64>,
+    /// `locks`: record contended monitor enters (`on`/`off`, default on).
+    pub locks: bool,
 }
 
 /// Which stack walker walks (the `walker` option).
@@ -146,8 +158,14 @@ impl Default for Options {
             quiet: false,
             compiled: true,
             recompile: true,
+            push: None,
+            push_every: Duration::from_secs(15),
+            app: "pcct".to_string(),
+            instance: None,
             walker: StackWalker::Pcct,
             nonsafepoints: true,
+            alloc_interval: Some(512 << 10),
+            locks: true,
         }
     }
 }
@@ -271,7 +289,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "tree",
         default: "pcct",
         allowed: "pcct or methods",
-        meaning: "`pcct` (calling contexts) or `methods` (Whaley's hot-method counters only: a method's total is its self weight)",
+        meaning: "`pcct` (calling contexts) or `methods` (Whaley's hot-method counters only: a method's total is its self weight; an allocation or monitor wait counts for its class alone, not the code that allocated or waited)",
         apply: |o, v| {
             let mode = match v {
                 "pcct" => Some(TreeMode::Pcct),
@@ -317,7 +335,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "arena",
         default: "64m",
         allowed: "a size from 64k to 16g, such as 64m",
-        meaning: "memory for nodes and edges (88 bytes per context)",
+        meaning: "memory for nodes and edges (96 bytes per context, 64 more for an allocation or monitor site)",
         apply: |o, v| set(&mut o.arena_bytes, parse_size(v).filter(|size| (64 << 10..=16 << 30).contains(size))),
         show: |o| ("arena_bytes", o.arena_bytes.into()),
     },
@@ -434,25 +452,18 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "format",
         default: "by extension",
-        allowed: "collapsed, json, xtree, xarc or xprof",
-        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof` (`.json` -> json, ..., else collapsed)",
+        allowed: "collapsed, json, xtree, xarc, xprof, sites or pprof",
+        meaning: "`collapsed`, `json`, `xtree`, `xarc`, `xprof`, `sites`, `pprof` (`.json` -> json, `.pb.gz` or `.pprof` -> pprof, ..., else collapsed)",
         apply: |o, v| set(&mut o.format, Format::parse(v).map(Some)),
         show: |o| ("format", o.file.as_ref().map(|_| o.dump_format().name()).into()),
     },
     OptionSpec {
         key: "metric",
         default: "by mode",
-        allowed: "cpu, wall or samples",
-        meaning: "what reports count: `cpu`, `wall`, `samples`",
-        apply: |o, v| {
-            let metric = match v {
-                "cpu" | "cpu_ns" => Some(Metric::CpuNs),
-                "wall" | "wall_ns" => Some(Metric::WallNs),
-                "samples" => Some(Metric::Samples),
-                _ => None,
-            };
-            set(&mut o.metric, metric.map(Some))
-        },
+        allowed: "one of samples, cpu_ns (or cpu), wall_ns (or wall), alloc_bytes, alloc_objects, lock_wait_ns, lock_enters",
+        meaning: "the resource the file's reports count: `samples`, `cpu`, `wall`, `alloc_bytes`, `alloc_objects`, \
+                  `lock_wait_ns`, `lock_enters` (JSON holds them all)",
+        apply: |o, v| set(&mut o.metric, Metric::parse(v).map(Some)),
         show: |o| ("metric", o.report_metric().name().into()),
     },
     OptionSpec {
@@ -483,7 +494,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "token",
         default: "—",
         allowed: "1 to 256 visible ASCII characters",
-        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz`",
+        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz` (browsers log in once at `/login` for a session cookie)",
         apply: |o, v| set(&mut o.token, valid_token(v).map(Some)),
         show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
     },
@@ -533,7 +544,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "top",
         default: "10",
         allowed: "a whole number from 0 to 100",
-        meaning: "hot methods exported as a Prometheus gauge",
+        meaning: "hot methods exported as a Prometheus gauge (and as many allocation and monitor sites)",
         apply: |o, v| set(&mut o.metrics_top, parse_ranged(v, 0, 100)),
         show: |o| ("top", o.metrics_top.into()),
     },
@@ -561,7 +572,77 @@ pub const OPTIONS: &[OptionSpec] = &[
         apply: |o, v| set(&mut o.recompile, parse_switch(v)),
         show: |o| ("recompile", o.recompile.into()),
     },
+    OptionSpec {
+        key: "alloc",
+        default: "512k",
+        allowed: "off or a size from 1k to 1g, such as 512k",
+        meaning: "sample allocations every so many bytes on average (JVMTI SampledObjectAlloc, as JFR and async-profiler), \
+                  recorded in the same tree under their type (see \"Allocations and locks\"); `off`: no allocation events",
+        apply: |o, v| {
+            let interval = if v == "off" {
+                Some(None)
+            } else {
+                parse_size(v).filter(|size| (1 << 10..=1 << 30).contains(size)).map(|size| Some(size as u64))
+            };
+            set(&mut o.alloc_interval, interval)
+        },
+        show: |o| ("alloc_interval_bytes", o.alloc_interval.into()),
+    },
+    OptionSpec {
+        key: "locks",
+        default: "on",
+        allowed: "on or off",
+        meaning: "record contended monitor enters (JVMTI MonitorContendedEnter/Entered): wait time per context and \
+                  monitor class; `off`: no monitor events",
+        apply: |o, v| set(&mut o.locks, parse_switch(v)),
+        show: |o| ("locks", o.locks.into()),
+    },
+    OptionSpec {
+        key: "push",
+        default: "—",
+        allowed: "an http:// URL with a host and no query",
+        meaning: "push the profile window by window (gzipped pprof) to this Pyroscope-style `/ingest` URL (`/ingest` added to a bare host:port); see \"Pushing profiles\"",
+        apply: |o, v| set(&mut o.push, pcct_server::push::check_url(v).ok().map(Some)),
+        show: |o| ("push", o.push.clone().into()),
+    },
+    OptionSpec {
+        key: "push_every",
+        default: "15s",
+        allowed: "a duration from 1s to 1h",
+        meaning: "length of each pushed window",
+        apply: |o, v| set(&mut o.push_every, ranged_duration(v, Duration::from_secs(1), Duration::from_secs(3600))),
+        show: |o| ("push_every_ms", (o.push_every.as_millis() as u64).into()),
+    },
+    OptionSpec {
+        key: "app",
+        default: "pcct",
+        allowed: "1 to 100 letters, digits and `._-:`",
+        meaning: "the application name pushed profiles carry",
+        apply: |o, v| set(&mut o.app, label(v)),
+        show: |o| ("app", o.app.clone().into()),
+    },
+    OptionSpec {
+        key: "instance",
+        default: "host-pid",
+        allowed: "1 to 100 letters, digits and `._-:`",
+        meaning: "the `instance` label pushed profiles carry",
+        apply: |o, v| set(&mut o.instance, label(v).map(Some)),
+        show: |o| ("instance", o.instance_label().into()),
+    },
 ];
+
+/// Events that may wait for the sampler between two ticks (sampled
+/// allocations and monitor waits together; more are dropped, counted):
+/// 100,000 a second at the default interval. Each holds its frames (16
+/// bytes a frame, `depth` at most), so this bounds their memory too.
+const EVENT_QUEUE: usize = 1024;
+
+/// A label value for pushed profiles (`app`, `instance`).
+fn label(text: &str) -> Option<String> {
+    let valid =
+        (1..=100).contains(&text.len()) && text.chars().all(|c| c.is_ascii_alphanumeric() || "._-:".contains(c));
+    valid.then(|| text.to_string())
+}
 
 /// Signals pcct must not take (the JVM and the kernel own them).
 const RESERVED_SIGNALS: [i32; 7] =
@@ -638,6 +719,26 @@ impl Options {
         OPTIONS.iter().map(|spec| (spec.show)(self)).map(|(key, value)| (key.to_string(), value)).collect()
     }
 
+    /// The `instance` label: as given, else `<host name>-<pid>`.
+    pub fn instance_label(&self) -> String {
+        self.instance.clone().unwrap_or_else(|| {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+            let host: String =
+                host.trim().chars().filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c)).collect();
+            format!("{}-{}", if host.is_empty() { "jvm" } else { &host }, std::process::id())
+        })
+    }
+
+    /// The push's configuration, if `push` is set.
+    pub fn push_config(&self) -> Option<pcct_server::push::PushConfig> {
+        Some(pcct_server::push::PushConfig {
+            url: self.push.clone()?,
+            every: self.push_every,
+            app: self.app.clone(),
+            instance: self.instance_label(),
+        })
+    }
+
     /// The dump format: as given, else from the file's extension, else collapsed.
     pub fn dump_format(&self) -> Format {
         if let Some(format) = self.format {
@@ -649,6 +750,9 @@ impl Options {
             "xtree" => Format::Xtree,
             "xarc" => Format::Xarc,
             "xprof" => Format::Xprof,
+            "sites" => Format::Sites,
+            "pprof" => Format::Pprof,
+            "gz" if self.file.as_ref().is_some_and(|file| file.to_string_lossy().ends_with(".pb.gz")) => Format::Pprof,
             _ => Format::Collapsed,
         }
     }
@@ -675,6 +779,7 @@ impl Options {
             recent_capacity: self.recent,
             exclude_after_failures: 64,
             methods_limit: self.methods_limit,
+            event_capacity: if self.alloc_interval.is_some() || self.locks { EVENT_QUEUE } else { 0 },
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {
@@ -704,6 +809,9 @@ mod tests {
         assert_eq!(a.mode, Mode::Wall);
         assert_eq!(a.dump_format(), Format::Json);
         assert_eq!(Options::parse("").unwrap(), Options::default());
+        for (file, format) in [("p.pb.gz", Format::Pprof), ("p.pprof", Format::Pprof), ("p.gz", Format::Collapsed)] {
+            assert_eq!(Options::parse(&format!("file=/tmp/{file}")).unwrap().dump_format(), format, "{file}");
+        }
     }
 
     #[test]
@@ -773,7 +881,7 @@ mod tests {
     #[test]
     fn every_default_in_the_table_is_the_default() {
         for spec in OPTIONS {
-            if ["—", "by extension", "by mode"].contains(&spec.default) {
+            if ["—", "by extension", "by mode", "host-pid"].contains(&spec.default) {
                 continue;
             }
             let parsed = Options::parse(&format!("{}={}", spec.key, spec.default))
@@ -801,6 +909,31 @@ mod tests {
             readme.contains(&expected),
             "README.md's options table differs from agent/src/options.rs; it should read:\n{expected}"
         );
+    }
+
+    #[test]
+    fn the_metric_option_takes_every_resource_by_the_names_everyone_uses() {
+        let spec = OPTIONS.iter().find(|spec| spec.key == "metric").expect("metric");
+        assert_eq!(spec.allowed, format!("one of {}", Metric::accepted()), "the message lists Metric::ALL");
+        for metric in Metric::ALL {
+            let parsed = Options::parse(&format!("metric={}", metric.name())).expect("every resource");
+            assert_eq!(parsed.report_metric(), metric);
+        }
+        assert_eq!(Options::parse("metric=cpu").unwrap().report_metric(), Metric::CpuNs);
+    }
+
+    #[test]
+    fn allocation_sampling_and_locks_switch_off_and_bound_the_interval() {
+        let defaults = Options::default();
+        assert_eq!((defaults.alloc_interval, defaults.locks), (Some(512 << 10), true));
+        assert!(defaults.sampler_config().event_capacity > 0);
+        let off = Options::parse("alloc=off,locks=off").unwrap();
+        assert_eq!((off.alloc_interval, off.locks), (None, false));
+        assert_eq!(off.sampler_config().event_capacity, 0, "no queue when no event is reported");
+        assert_eq!(Options::parse("alloc=16k").unwrap().alloc_interval, Some(16 << 10));
+        for bad in ["alloc=100", "alloc=2g", "alloc=fast", "locks=maybe"] {
+            assert!(Options::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use pcct_sampler::resolve::{MethodDesc, MethodResolver, ResolveError};
 
 use crate::jvmti::{Jni, Jvmti};
-use crate::jvmti_sys::{jmethodID, jvmtiError};
+use crate::jvmti_sys::{jclass, jmethodID, jvmtiError};
 
 pub struct JvmtiResolver {
     jvmti: Jvmti,
@@ -31,6 +31,28 @@ pub fn class_name_from_signature(signature: &str) -> String {
     }
 }
 
+/// A class signature as Java writes the type, arrays by their element
+/// type: `[B` -> `byte[]`, `[[Ljava/lang/String;` -> `java.lang.String[][]`,
+/// `Ljava/util/HashMap;` -> `java.util.HashMap`. A signature it cannot
+/// read is kept as it is.
+pub fn java_type_name(signature: &str) -> String {
+    let element = signature.trim_start_matches('[');
+    let dimensions = signature.len() - element.len();
+    let name = match element {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        _ if element.starts_with('L') && element.ends_with(';') => class_name_from_signature(element),
+        _ => return signature.to_string(),
+    };
+    format!("{name}{}", "[]".repeat(dimensions))
+}
+
 fn error_of(code: u32) -> ResolveError {
     if code == jvmtiError::JVMTI_ERROR_INVALID_METHODID.0 {
         ResolveError::Unloaded
@@ -45,6 +67,11 @@ fn error_of(code: u32) -> ResolveError {
 /// are freed when it returns).
 pub fn names_of(jvmti: Jvmti, method: jmethodID) -> Result<(String, String, String), ResolveError> {
     let class = jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
+    names_in(jvmti, class, method)
+}
+
+/// [`names_of`] `method`, whose declaring class is `class`.
+fn names_in(jvmti: Jvmti, class: jclass, method: jmethodID) -> Result<(String, String, String), ResolveError> {
     let signature = jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
     let (name, method_signature) = jvmti.method_name(method).map_err(|e| error_of(e.code))?;
     Ok((class_name_from_signature(&signature), name, method_signature))
@@ -57,12 +84,17 @@ impl MethodResolver for JvmtiResolver {
             self.jni.clear_exception();
             return Err(ResolveError::Failed(0));
         }
-        let result = names_of(self.jvmti, method).map(|(class, name, signature)| MethodDesc {
-            class,
-            name,
-            signature,
-            lines: self.jvmti.line_numbers(method),
-        });
+        let result = (|| {
+            let class = self.jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
+            let (class_name, name, signature) = names_in(self.jvmti, class, method)?;
+            Ok(MethodDesc {
+                class: class_name,
+                name,
+                signature,
+                lines: self.jvmti.line_numbers(method),
+                file: self.jvmti.source_file(class),
+            })
+        })();
         self.jni.pop_local_frame();
         result
     }
@@ -80,5 +112,17 @@ mod tests {
             "Foo$$Lambda$14.0x0000000800c03000"
         );
         assert_eq!(class_name_from_signature("[I"), "[I");
+    }
+
+    #[test]
+    fn types_are_named_as_java_writes_them_arrays_by_element() {
+        assert_eq!(java_type_name("[B"), "byte[]");
+        assert_eq!(java_type_name("[J"), "long[]");
+        assert_eq!(java_type_name("[[I"), "int[][]");
+        assert_eq!(java_type_name("[Ljava/lang/String;"), "java.lang.String[]");
+        assert_eq!(java_type_name("Ljava/lang/Object;"), "java.lang.Object");
+        assert_eq!(java_type_name("LFoo$$Lambda.0x01;"), "Foo$$Lambda.0x01");
+        assert_eq!(java_type_name("Q"), "Q");
+        assert_eq!(java_type_name(""), "");
     }
 }

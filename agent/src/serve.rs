@@ -18,7 +18,12 @@ fn settings(options: &Options, arrival: &str) -> serde_json::Value {
 }
 
 /// Serves `shared` as `options` say (address, port, token, ...).
-pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<ServerHandle, pcct_server::ServerError> {
+pub fn start(
+    shared: Arc<Shared>,
+    options: &Options,
+    arrival: &str,
+    push: Option<(Arc<pcct_server::push::PushStats>, pcct_server::push::PushConfig)>,
+) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
         allowed_hosts: options.allow_hosts.clone(),
@@ -28,6 +33,7 @@ pub fn start(shared: Arc<Shared>, options: &Options, arrival: &str) -> Result<Se
         heavy_requests: 2,
         text_budget: pcct_server::text_budget::MAX_TEXT_BYTES,
         json_budget: pcct_server::json_answer::MAX_JSON_BYTES,
+        push,
     };
     let state = AppState::new(shared, config);
     let server = ServerConfig {

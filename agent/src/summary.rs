@@ -61,7 +61,7 @@ mod tests {
 
     #[test]
     fn the_line_tests_parse() {
-        let total = Weight { samples: 2527, cpu_ns: 2_528_000_000, wall_ns: 0 };
+        let total = Weight { samples: 2527, cpu_ns: 2_528_000_000, ..Weight::ZERO };
         let written = Ok(Format::Json);
         assert_eq!(
             exit_line(&counters(), total, None, Some((Path::new("/tmp/p.json"), &written))),

@@ -14,6 +14,8 @@ pub trait Registrar {
     fn register(&self, tid: i32, env: *mut JNIEnv);
     /// Retires `tid` (it ended).
     fn retire(&self, tid: i32);
+    /// Thread `tid` is named `name` (for answers that show threads).
+    fn named(&self, _tid: i32, _name: &str) {}
 }
 
 /// Names (as the kernel shows them, at most 15 bytes) of HotSpot's own
@@ -94,6 +96,9 @@ pub fn discover(registrar: &impl Registrar, jvmti: Jvmti, jni: Jni) -> usize {
             .java_thread_of(thread)
             .and_then(|java_thread| Some((vm.os_thread_id(java_thread)?, vm.env_of(java_thread))));
         if let Some((tid, env)) = identity.filter(|&(tid, _)| is_new(registrar, tid)) {
+            if let Some(name) = jvmti.thread_name(jni, thread) {
+                registrar.named(tid, &name);
+            }
             registrar.register(tid, env as *mut JNIEnv);
             // It may have ended (its ThreadEnd finding nothing to retire)
             // between the listing and the registration.
@@ -121,6 +126,8 @@ fn discover_tasks(registrar: &impl Registrar, stand_in: *mut JNIEnv) -> usize {
     for entry in entries.flatten() {
         let Some(tid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
         if is_new(registrar, tid) {
+            // The kernel's name: HotSpot gives it the Java name's first 15 bytes.
+            registrar.named(tid, &thread_name(tid));
             registrar.register(tid, stand_in);
             found += 1;
         }

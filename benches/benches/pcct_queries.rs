@@ -2,7 +2,7 @@
 //! the whole-tree aggregates (O(nodes)) for comparison.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use pcct::{MethodOrder, MethodTable};
+use pcct::{MethodOrder, MethodTable, Metric};
 use pcct_benches::synthetic;
 
 fn queries(c: &mut Criterion) {
@@ -19,10 +19,10 @@ fn queries(c: &mut Criterion) {
     group.bench_function("top20_hot_nodes", |b| b.iter(|| black_box(tree.top_nodes(20))));
     group.bench_function("top20_hot_edges", |b| b.iter(|| black_box(tree.top_edges(20))));
     group.bench_function("top20_named_hot_methods_by_self_with_totals", |b| {
-        b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::SelfWeight)))
+        b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::SelfWeight, Metric::CpuNs)))
     });
     group.bench_function("top20_named_hot_methods_by_total", |b| {
-        b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::Total)))
+        b.iter(|| black_box(pcct::view::hot_methods(&tree, &methods, 20, MethodOrder::Total, Metric::CpuNs)))
     });
     group.bench_function("method_totals_full_pass", |b| b.iter(|| black_box(tree.method_totals())));
     group.bench_function("cumulative_all_nodes", |b| b.iter(|| black_box(tree.cumulative())));

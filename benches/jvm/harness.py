@@ -23,8 +23,14 @@ Configurations (--configs, default all; `base` is always added):
   pcct-agct-1ms                 pcct with AsyncGetCallTrace alone (walker=agct), 1 ms: the walker's A/B
   ap-1ms ap-10ms                async-profiler 4.5 (../shared/peers/, or $PCCT_ASYNC_PROFILER), cpu event,
                                 collapsed with `ann`; skipped when the library is absent
+  pcct-noevents-10ms            pcct at 10 ms with alloc=off,locks=off: pcct-10ms (allocations sampled every
+                                512 KiB, contended monitors recorded: the defaults) over it is what the events cost
+  jfr-noalloc                   JFR settings=default with jdk.ObjectAllocationSample off: jfr-default over it is
+                                what JFR's allocation sampling costs
+  ap-alloc                      async-profiler 4.5, alloc event every 512 KiB (`total`: bytes), beside pcct for
+                                agreement per allocating method
   --define NAME=pcct:OPTIONS (agent options separated by `;`),
-  --define NAME=jfr:SETTINGS or --define NAME=ap:INTERVAL adds a configuration.
+  --define NAME=jfr:SETTINGS, --define NAME=ap:INTERVAL or --define NAME=ap_alloc:BYTES adds a configuration.
   Every pcct run gets http=off,quiet=on (the HTTP server is not part of the
   sampling cost) unless its options name http; every JFR run gets
   -XX:FlightRecorderOptions:stackdepth=512 (pcct walks up to 512 frames).
@@ -64,6 +70,15 @@ Commands (the release build comes first, unless --no-build):
                                                   # (2 are needed for one correlation); under a minute
   python3 benches/jvm/harness.py --workloads demo --configs base,pcct-1ms,pcct-10ms
                                                   # the issue 3 overhead check, ~10 min
+  python3 benches/jvm/harness.py --workloads h2,javac --rounds 10 \
+      --configs base,pcct-10ms,pcct-noevents-10ms,jfr-default,jfr-noalloc,ap-alloc
+                                                  # the cost of allocation sampling (issue 13), ~1.5 h
+
+Allocation sampling (issue 13): with ap-alloc or pcct-noevents-10ms among the configurations, a table
+gives per workload the CPU of pcct-10ms over pcct-noevents-10ms, of jfr-default over jfr-noalloc and of
+ap-alloc over base (per-round pairs), pcct's allocations recorded per second, and the agreement per
+allocating method (each allocation by its deepest Java frame below the allocated type) of pcct and
+async-profiler in the same round.
   python3 benches/jvm/harness.py --summarise-only benches/results/<date-time>/results.jsonl [--record]
 """
 
@@ -90,7 +105,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
-from shares import self_shares  # noqa: E402
+from shares import allocator_shares, self_shares  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -119,7 +134,12 @@ CONFIGS = {
     "jfr-1ms": {"jfr": "1ms"},
     "ap-1ms": {"ap": "1ms"},
     "ap-10ms": {"ap": "10ms"},
+    "pcct-noevents-10ms": {"pcct": "interval=10ms,alloc=off,locks=off"},
+    "jfr-noalloc": {"jfr": "noalloc"},
+    "ap-alloc": {"ap_alloc": "524288"},
 }
+# The configurations of the allocation-sampling table: (configuration, the same without allocation sampling).
+ALLOC_PAIRS = (("pcct-10ms", "pcct-noevents-10ms"), ("jfr-default", "jfr-noalloc"), ("ap-alloc", "base"))
 # jdk.ExecutionSample's period in JDK 17's default.jfc and profile.jfc.
 JFR_INTERVAL_NS = {"default": 20_000_000, "profile": 10_000_000, "1ms": 1_000_000}
 JFR_STACK_DEPTH = 512  # pcct's default depth: both profilers see the same frames
@@ -189,15 +209,15 @@ def resolve_configs(names, definitions):
     for definition in definitions:
         name, _, rest = definition.partition("=")
         kind, _, value = rest.partition(":")
-        if kind not in ("pcct", "jfr", "ap") or not name:
-            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS, NAME=jfr:SETTINGS or "
-                             f"NAME=ap:INTERVAL")
+        if kind not in ("pcct", "jfr", "ap", "ap_alloc") or not name:
+            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS, NAME=jfr:SETTINGS, "
+                             f"NAME=ap:INTERVAL or NAME=ap_alloc:BYTES")
         known[name] = {kind: value}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
     if not ASYNC_PROFILER.is_file():
-        skipped = [n for n in names if "ap" in known[n]]
+        skipped = [n for n in names if "ap" in known[n] or "ap_alloc" in known[n]]
         if skipped:
             log(f"{ASYNC_PROFILER} is absent: skipping {', '.join(skipped)}")
         names = [n for n in names if n not in skipped]
@@ -320,9 +340,19 @@ WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtr
 
 
 def jfr_settings(kind):
-    """The settings= value: a built-in name, or a default.jfc copy with jdk.ExecutionSample at 1 ms."""
+    """The settings= value: a built-in name, a default.jfc copy with jdk.ExecutionSample at 1 ms, or one
+    with jdk.ObjectAllocationSample off (noalloc)."""
     if kind in ("default", "profile"):
         return kind
+    if kind == "noalloc":
+        custom = WORK / "jfr-noalloc.jfc"
+        text = (JAVA_HOME / "lib" / "jfr" / "default.jfc").read_text()
+        text, count = re.subn(r'(<event name="jdk.ObjectAllocationSample">.*?<setting name="enabled"[^>]*>)[^<]*(</setting>)',
+                              r"\g<1>false\g<2>", text, count=1, flags=re.S)
+        if count != 1:
+            raise SystemExit("default.jfc has no jdk.ObjectAllocationSample to switch off")
+        custom.write_text(text)
+        return str(custom)
     if kind != "1ms":
         return kind  # a --define'd path to a .jfc
     custom = WORK / "jfr-1ms.jfc"
@@ -358,6 +388,11 @@ def jvm_flags(spec, output_base):
         # ann: Java frames marked (_[j], _[i], ...), so they are told from native ones.
         collapsed = Path(f"{output_base}.ap.collapsed")
         return [f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval={spec['ap']},ann,file={collapsed}"], collapsed
+    if "ap_alloc" in spec:
+        # total: the value of a stack is the bytes its samples stand for, not their count.
+        collapsed = Path(f"{output_base}.ap-alloc.collapsed")
+        return [f"-agentpath:{ASYNC_PROFILER}=start,event=alloc,alloc={spec['ap_alloc']},total,ann,file={collapsed}"], \
+            collapsed
     return [], None
 
 
@@ -505,7 +540,7 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
         error = f"exit status {record['exit_status']}"
     elif profile is not None and not profile.exists():
         error = f"no profile written to {profile}"
-    elif "ap" in spec:
+    elif "ap" in spec or "ap_alloc" in spec:
         record.update(profile=str(profile))
     elif "pcct" in spec:
         try:
@@ -529,10 +564,37 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
     return record
 
 
+def record_alloc_shares(record, spec):
+    """Adds the run's allocated bytes by allocating method (deepest Java frame below the type), from
+    async-profiler's alloc stacks or pcct's (`pcct report --format collapsed --resource alloc_bytes`)."""
+    if "ap_alloc" in spec:
+        collapsed = Path(record["profile"])
+    else:
+        collapsed = Path(record["profile"]).with_suffix(".alloc.collapsed")
+        result = subprocess.run([str(PCCT), "report", record["profile"], "--format", "collapsed",
+                                 "--resource", "alloc_bytes"], capture_output=True, text=True)
+        if result.returncode != 0:
+            return f"pcct report --resource alloc_bytes failed: {result.stderr.strip()[-300:]}"
+        collapsed.write_text(result.stdout)
+    try:
+        shares, _, total = allocator_shares(collapsed.read_text())
+    except OSError as failure:
+        return f"unreadable allocation stacks {collapsed}: {failure}"
+    record.update(alloc_shares={m: v for m, v in shares.items() if v >= 1e-5}, alloc_total=total)
+    return None
+
+
 def record_shares(record, spec):
     """Adds the run's CPU shares by method (deepest real Java frame) and its share without a Java frame,
     from collapsed stacks: async-profiler's own, or pcct's profile (pcct's or JFR's, converted) written by
-    `pcct report --format collapsed`. Returns an error, or None."""
+    `pcct report --format collapsed`; and for pcct with allocation sampling and async-profiler's alloc
+    event, the allocated bytes by allocating method. Returns an error, or None."""
+    if "ap_alloc" in spec:
+        return record_alloc_shares(record, spec)
+    if "pcct" in spec and pcct_options(spec["pcct"]).get("alloc") != "off":
+        error = record_alloc_shares(record, spec)
+        if error:
+            return error
     if "ap" in spec:
         collapsed = Path(record["profile"] or "")
     else:
@@ -718,8 +780,8 @@ def summarise_config(runs, base_by_round, spec):
                                if per_work(r, "cpu_s") and per_work(b, "cpu_s")]
         entry["wall_ratio"] = median_or_none(ratio(per_work(r, "wall_s"), per_work(b, "wall_s")) for r, b in paired
                                              if per_work(r, "wall_s") and per_work(b, "wall_s"))
-    if not spec:
-        return entry
+    if not spec or "ap_alloc" in spec:
+        return entry  # async-profiler's alloc event: in the allocation table only
     # Over real methods only: the share without a Java frame, and the
     # correlation of successive rounds' shares by deepest Java frame.
     entry["no_java_share"] = median_or_none(r.get("no_java_share") for r in runs)
@@ -850,7 +912,7 @@ def figure_table(meta, summary):
                        key=lambda c: (config_interval_ns(configs[c]) or 1 << 62, "jfr" in configs[c], not is_hot_methods(configs[c])))
         for config in order:
             entry = summary.get((workload, config))
-            if not entry:
+            if not entry or "ap_alloc" in configs[config]:
                 continue
             lines.append(
                 f"| {workload} | {fmt_interval(config_interval_ns(configs[config]))} | {config} "
@@ -927,6 +989,41 @@ def warnings(runs, summary):
     return lines
 
 
+def paired_ratios(runs, workload, config, reference):
+    """CPU per unit of work of `config` over `reference` in the same round, one ratio per round."""
+    ok = [r for r in runs if r["ok"] and r["workload"] == workload]
+    reference_by_round = {r["round"]: r for r in ok if r["config"] == reference}
+    return [ratio(per_work(r, "cpu_s"), per_work(reference_by_round[r["round"]], "cpu_s")) for r in ok
+            if r["config"] == config and r["round"] in reference_by_round
+            and per_work(r, "cpu_s") and per_work(reference_by_round[r["round"]], "cpu_s")]
+
+
+def allocation_table(meta, runs):
+    """The cost of allocation sampling (each profiler over itself without it, same rounds) and pcct's
+    agreement with async-profiler's alloc event per allocating method."""
+    lines = [
+        "| workload | configuration | over | CPU ratio (min–max) | allocations recorded / s "
+        "| agreement per allocating method with ap-alloc, same rounds (min–max) |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for workload in meta["workloads"]:
+        ok = [r for r in runs if r["ok"] and r["workload"] == workload]
+        peer_by_round = {r["round"]: r for r in ok if r["config"] == "ap-alloc"}
+        for config, reference in ALLOC_PAIRS:
+            if config not in meta["configs"] or reference not in meta["configs"]:
+                continue
+            mine = [r for r in ok if r["config"] == config]
+            rate = median_or_none(ratio(r.get("sampler", {}).get("allocations_recorded"), r["wall_s"]) for r in mine)
+            agreement = None
+            if "pcct" in meta["configs"][config] and peer_by_round:
+                agreement = [shares_correlation(r["alloc_shares"], peer_by_round[r["round"]]["alloc_shares"])
+                             for r in mine if r["round"] in peer_by_round and "alloc_shares" in r
+                             and "alloc_shares" in peer_by_round[r["round"]]]
+            lines.append(f"| {workload} | {config} | {reference} | {fmt_ratios(paired_ratios(runs, workload, config, reference))} "
+                         f"| {fmt(rate, 0)} | {fmt_precision(agreement) if agreement is not None else '—'} |")
+    return lines
+
+
 def markdown(meta, runs, summary):
     done = len({r["round"] for r in runs})
     lines = [
@@ -957,6 +1054,14 @@ def markdown(meta, runs, summary):
     counters = counters_table(summary)
     if len(counters) > 2:
         lines += ["pcct's counters, medians of the rounds (handler, drain and tick: mean times):", "", *counters, ""]
+    allocations = allocation_table(meta, runs)
+    if len(allocations) > 2:
+        lines += ["Allocation sampling (pcct: every 512 KiB on average, contended monitors recorded too; JFR: "
+                  "jdk.ObjectAllocationSample, throttled to 150 events/s by default.jfc; async-profiler: alloc "
+                  "every 512 KiB): CPU per unit of work over the same profiler without it in the same round; "
+                  "agreement: correlation of the allocated bytes by allocating method (deepest Java frame below the "
+                  "allocated type, benches/jvm/shares.py) with async-profiler's run of the same round:", "",
+                  *allocations, ""]
     peers = peers_table(summary)
     if len(peers) > 2:
         lines += ["JFR samples and truncated stacks, medians of the rounds:", "", *peers, ""]

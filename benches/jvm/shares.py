@@ -57,6 +57,19 @@ def self_shares(collapsed_text):
     return {method: weight / total for method, weight in per_method.items()}, no_java / total, total
 
 
+def allocator_shares(collapsed_text):
+    """(allocating method -> share of the allocated bytes, share without a Java frame, total) from
+    allocation stacks, whose last frame is the allocated type (pcct's `byte[]`, async-profiler's
+    `byte[]_[i]` or `_[k]`): each stack by its deepest Java frame below the type."""
+    cut = []
+    for line in collapsed_text.splitlines():
+        stack, _, value = line.rpartition(" ")
+        frames = stack.split(";")
+        if len(frames) > 1:
+            cut.append(f"{';'.join(frames[:-1])} {value}")
+    return self_shares("\n".join(cut))
+
+
 def correlation(a, b):
     """Pearson correlation of two method -> share maps over the union of their methods."""
     keys = sorted(set(a) | set(b))
@@ -82,4 +95,10 @@ def self_test():
     assert abs(shares["A.leaf"] - 0.5) < 1e-9 and abs(no_java - 1 / 6) < 1e-9, (shares, no_java)
     assert "A.Foo$$Lambda.0x" in shares, shares
     assert abs(correlation({"a": 0.6, "b": 0.4}, {"a": 0.6, "b": 0.4}) - 1.0) < 1e-9
+    allocations = "A.main;A.big;byte[] 600\nA.main;A.small;A$Small 300\nA.main;A.big;long[] 100\n"
+    shares, _, total = allocator_shares(allocations)
+    assert abs(shares["A.big"] - 0.7) < 1e-9 and abs(shares["A.small"] - 0.3) < 1e-9 and total == 1000, shares
+    ap_allocations = "A/main_[j];A/big_[j];byte[]_[i] 6\nA/main_[j];A/small_[j];A$Small_[k] 4\n"
+    shares, _, _ = allocator_shares(ap_allocations)
+    assert abs(shares["A.big"] - 0.6) < 1e-9 and abs(shares["A.small"] - 0.4) < 1e-9, shares
     assert correlation({"a": 1.0}, {"a": 1.0}) is None

@@ -2,12 +2,12 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lexopt::prelude::*;
-use pcct::export::{self, json, Format, ReportOptions};
+use pcct::export::{self, json, pprof, Format, ReportOptions};
 use pcct::Metric;
 
 use crate::{input, locate, summary};
@@ -43,6 +43,7 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
         "attach" => attach(parser),
         "report" => report(parser),
         "correlate" => correlate(parser),
+        "diff" => diff(parser),
         "import-stacks" => import_stacks(parser),
         "advise" => crate::advise::advise(parser),
         "help" => Err(Failure::Help),
@@ -51,7 +52,8 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
 }
 
 fn parse_metric(text: &str) -> Result<Metric, Failure> {
-    Metric::parse(text).ok_or_else(|| Failure::Usage(format!("--metric must be cpu, wall or samples, not `{text}`")))
+    Metric::parse(text)
+        .ok_or_else(|| Failure::Usage(format!("--resource must be one of {}, not `{text}`", Metric::accepted())))
 }
 
 fn parse_max_input(parser: &mut lexopt::Parser) -> Result<u64, Failure> {
@@ -60,6 +62,14 @@ fn parse_max_input(parser: &mut lexopt::Parser) -> Result<u64, Failure> {
 
 /// Reads a JSON profile as it parses it, at most `limit` bytes.
 fn read_profile(path: &Path, limit: u64) -> Result<(pcct::Pcct, pcct::MethodTable), Failure> {
+    read_profile_and_collection(path, limit).map(|(tree, methods, _)| (tree, methods))
+}
+
+/// [`read_profile`], with how the profile was collected when the agent said.
+fn read_profile_and_collection(
+    path: &Path,
+    limit: u64,
+) -> Result<(pcct::Pcct, pcct::MethodTable, Option<json::Collection>), Failure> {
     let cannot_read = |e: &dyn std::fmt::Display| failed(format!("cannot read {}: {e}", path.display()));
     let reader = input::open(path, limit).map_err(|e| cannot_read(&e))?;
     let profile = json::parse_from(reader).map_err(|e| {
@@ -68,7 +78,8 @@ fn read_profile(path: &Path, limit: u64) -> Result<(pcct::Pcct, pcct::MethodTabl
         }
         failed(format!("{} is not a pcct JSON profile (write one with file=<path>.json): {e}", path.display()))
     })?;
-    json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))
+    let (tree, methods) = json::import(&profile).map_err(|e| failed(format!("{}: {e}", path.display())))?;
+    Ok((tree, methods, profile.collection))
 }
 
 /// Runs `write` on standard output through a buffer, as it goes. A reader
@@ -230,7 +241,7 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
             Long("format") => format = parser.value()?.string()?,
             Long("top") => top = parser.value()?.parse()?,
             Long("min-share") => min_share = parser.value()?.parse()?,
-            Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
+            Long("resource") | Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
             Value(value) if path.is_none() => path = Some(PathBuf::from(value)),
             other => return Err(Failure::Usage(other.unexpected().to_string())),
         }
@@ -240,14 +251,27 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let format = match format.as_str() {
         "summary" => None,
         _ => Some(Format::parse(&format).ok_or_else(|| {
-            Failure::Usage(format!("--format must be summary, xtree, xarc, xprof, collapsed or json, not `{format}`"))
+            let formats: Vec<&str> = Format::ALL.iter().map(|format| format.name()).collect();
+            Failure::Usage(format!("--format must be summary or one of {}, not `{format}`", formats.join(", ")))
         })?),
     };
-    let (tree, methods) = read_profile(&path, limit)?;
+    if format.is_some_and(|format| !format.is_text()) && io::stdout().is_terminal() {
+        return Err(Failure::Usage("pprof is binary: send it to a file (`> profile.pb.gz`)".to_string()));
+    }
+    let (tree, methods, collection) = read_profile_and_collection(&path, limit)?;
     let metric = metric.unwrap_or(tree.config().metric);
     let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0) };
     print_with(|out| match format {
         None => summary::write_to(out, &tree, &methods, top, metric),
+        Some(Format::Pprof) => {
+            let context = collection.map_or_else(Default::default, |collection| pprof::PprofContext {
+                period_ns: collection.interval_ns,
+                time_nanos: collection.started_unix_ns,
+                duration_nanos: collection.duration_ns,
+                comments: Vec::new(),
+            });
+            pprof::write_to(out, &tree, &methods, &options, &context)
+        }
         Some(format) => export::write_to(out, format, &tree, &methods, &options),
     })
 }
@@ -259,7 +283,7 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
     while let Some(arg) = parser.next()? {
         match arg {
             Long("max-input") => limit = parse_max_input(&mut parser)?,
-            Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
+            Long("resource") | Long("metric") => metric = parse_metric(&parser.value()?.string()?)?,
             Value(value) => paths.push(PathBuf::from(value)),
             other => return Err(Failure::Usage(other.unexpected().to_string())),
         }
@@ -301,6 +325,74 @@ fn correlate(mut parser: lexopt::Parser) -> Result<(), Failure> {
         percent(no_java[1])
     );
     Ok(())
+}
+
+/// Compares two profiles: the methods and contexts whose share of their
+/// profile's total grew or shrank most (`pcct::diff`), and with
+/// `--flamegraph` a differential flame graph (inferno: the after profile's
+/// widths, red where a frame grew, blue where it shrank, the before
+/// profile normalised to the after one's total).
+fn diff(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let mut paths = Vec::new();
+    let (mut metric, mut top, mut min_change, mut flamegraph) = (None, 20usize, 0.001f64, None);
+    let mut limit = input::DEFAULT_LIMIT;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("max-input") => limit = parse_max_input(&mut parser)?,
+            Long("metric") => metric = Some(parse_metric(&parser.value()?.string()?)?),
+            Long("top") => top = parser.value()?.parse()?,
+            Long("min-change") => min_change = parser.value()?.parse()?,
+            Long("flamegraph") => flamegraph = Some(PathBuf::from(parser.value()?)),
+            Value(value) => paths.push(PathBuf::from(value)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    let [before_path, after_path] = paths.as_slice() else {
+        return Err(Failure::Usage("diff needs exactly two profiles: <before.json> <after.json>".to_string()));
+    };
+    let before = read_profile(before_path, limit)?;
+    let after = read_profile(after_path, limit)?;
+    let metric = metric.unwrap_or(after.0.config().metric);
+    if let Some(svg) = &flamegraph {
+        differential_flamegraph(&before, &after, metric, svg, (before_path, after_path))?;
+    }
+    let diff = pcct::diff::diff((&before.0, &before.1), (&after.0, &after.1), metric);
+    let names = (before_path.display().to_string(), after_path.display().to_string());
+    print_with(|out| pcct::diff::write_text(out, &diff, (&names.0, &names.1), top, min_change.clamp(0.0, 1.0)))?;
+    if let Some(svg) = flamegraph {
+        eprintln!("differential flame graph written to {}", svg.display());
+    }
+    Ok(())
+}
+
+/// Writes the differential flame graph of `before` -> `after` to `path`.
+fn differential_flamegraph(
+    before: &(pcct::Pcct, pcct::MethodTable),
+    after: &(pcct::Pcct, pcct::MethodTable),
+    metric: Metric,
+    path: &Path,
+    names: (&Path, &Path),
+) -> Result<(), Failure> {
+    let before_text = export::collapsed::write(&before.0, &before.1, metric);
+    let after_text = export::collapsed::write(&after.0, &after.1, metric);
+    let mut folded = Vec::new();
+    let options = inferno::differential::Options { normalize: true, strip_hex: false };
+    inferno::differential::from_readers(options, before_text.as_bytes(), after_text.as_bytes(), &mut folded)
+        .map_err(|e| failed(format!("cannot fold the two profiles: {e}")))?;
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!("pcct diff: {} -> {}", names.0.display(), names.1.display());
+    options.subtitle =
+        Some("red: grew, blue: shrank (shares of each profile's total); widths: the second profile".into());
+    options.count_name = metric.name().to_string();
+    options.deterministic = true;
+    let mut svg =
+        BufWriter::new(File::create(path).map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?);
+    if folded.is_empty() {
+        folded.extend_from_slice(b"[no samples] 0 1\n");
+    }
+    inferno::flamegraph::from_reader(&mut options, &folded[..], &mut svg)
+        .and_then(|()| svg.flush())
+        .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Builds a PCCT from sampled stacks written by another profiler

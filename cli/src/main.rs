@@ -22,10 +22,16 @@ usage:
         run java with the agent, then print the hot methods, edges and tree
   pcct attach <pid> [--options OPTS] [--jcmd PATH]
         load the agent into a running JVM (jcmd JVMTI.agent_load)
-  pcct report <profile.json> [--format summary|xtree|xarc|xprof|collapsed|json] [--top N]
-                             [--min-share X] [--metric cpu|wall|samples]
-        print a profile the agent wrote with file=...json, as it goes
-  pcct correlate <a.json> <b.json> [--metric samples|cpu|wall]
+  pcct report <profile.json> [--format summary|xtree|xarc|xprof|sites|collapsed|json|pprof] [--top N]
+                             [--min-share X] [--resource R]
+        print a profile the agent wrote with file=...json, as it goes; R is
+        the resource counted: samples, cpu, wall, alloc_bytes, alloc_objects,
+        lock_wait_ns, lock_enters (default: the profile's cpu or wall);
+        --format sites ranks HPROF's sites (allocated type or monitor class,
+        and the code) by it; --metric is another name of --resource;
+        pprof: gzipped profile.proto for go tool pprof, Pyroscope, Parca
+        (redirect it to a file)
+  pcct correlate <a.json> <b.json> [--resource samples|cpu|wall|...]
         precision as Whaley measures it: correlation of two profiles,
         per method and per calling context, and over real methods only
         (pseudo-frames' weight to the Java frame above; the share of
@@ -38,12 +44,17 @@ usage:
         recompile the classes concerned, and wait (30 s) until the edges are reported inlined
   pcct advise --remove <pid> [--jcmd PATH]
         remove the directives --apply added (jcmd Compiler.directives_remove) and recompile
+  pcct diff <before.json> <after.json> [--metric cpu|wall|samples] [--top N] [--min-change X]
+                                      [--flamegraph FILE.svg]
+        what grew or shrank: methods (self and total) and contexts whose share of
+        their profile's total changed most; --flamegraph also writes a differential
+        flame graph (red: grew, blue: shrank)
   pcct import-stacks <in.stacks> <out.json> [--interval-ns N]
         build a profile from another profiler's sampled stacks
         (time_ns<TAB>thread<TAB>class|method|descriptor|bci or [pseudo]..., root first)
 
 common: --agent PATH (default: libpcct_agent.so next to this program, or $PCCT_AGENT_SO)
-        --max-input SIZE (report, correlate, import-stacks): read at most this much
+        --max-input SIZE (report, correlate, diff, import-stacks): read at most this much
         of an input file (default 2g; k, m, g), else stop with an error
 options (OPTS) are the agent's: interval=1ms,mode=cpu,depth=512,... (see the README)";
 

@@ -298,7 +298,7 @@ mod tests {
             caller: key("m1"),
             call_site: CallSite { bci: 3, line: Some(12) },
             callee: key(callee),
-            weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40 },
+            weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40, ..Weight::default() },
             share,
             roots: vec![key("m1")],
             callees_at_site: 1,

@@ -227,7 +227,7 @@ mod tests {
         let big = methods.intern("p.T", "big", "()V");
         let small = methods.intern("p.T", "small", "()V");
         let mut tree = Pcct::new(TreeConfig::default()).unwrap();
-        let weight = Weight { samples: 1, cpu_ns: 10, wall_ns: 10 };
+        let weight = Weight { samples: 1, cpu_ns: 10, wall_ns: 10, ..Weight::default() };
         for (leaf, bci) in [(big, 3), (small, 4), (big, 3)] {
             let stack = [Frame::new(main, 2), Frame::new(caller, bci), Frame::new(leaf, 0)];
             tree.record(&mut Marks::new(), &stack, weight).unwrap();
@@ -281,7 +281,8 @@ mod tests {
         for name in ["a", "b", "c"] {
             let callee = methods.intern("p.T", name, "()V");
             let stack = [Frame::new(main, 2), Frame::new(caller, 9), Frame::new(callee, 0)];
-            tree.record(&mut Marks::new(), &stack, Weight { samples: 1, cpu_ns: 10, wall_ns: 10 }).unwrap();
+            tree.record(&mut Marks::new(), &stack, Weight { samples: 1, cpu_ns: 10, wall_ns: 10, ..Weight::default() })
+                .unwrap();
         }
         let contexts = EdgeContexts::copy(&tree, &tree.top_edges(20), 1000);
         let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);

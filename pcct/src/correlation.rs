@@ -93,7 +93,7 @@ pub fn normalise_name(name: &str) -> String {
 /// Self weight per method (the hot-method counters), keyed by normalised name.
 pub fn method_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -> HashMap<String, f64> {
     let mut profile = HashMap::new();
-    for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+    for (method, weight) in tree.method_self_weights() {
         *profile.entry(normalise_name(&methods.display_name(method))).or_insert(0.0) += weight.get(metric) as f64;
     }
     profile
@@ -134,7 +134,7 @@ pub fn real_method_profile(tree: &Pcct, methods: &MethodTable, metric: Metric) -
         }
     };
     if tree.config().mode == TreeMode::HotMethods {
-        for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+        for (method, weight) in tree.method_self_weights() {
             add(&mut real, is_java(methods, method).then_some(method), weight.get(metric) as f64);
         }
         return real;
@@ -240,7 +240,7 @@ pub fn context_profile(
         }
     };
     if tree.config().mode == TreeMode::HotMethods {
-        for (method, weight) in tree.top_methods_by_self(usize::MAX) {
+        for (method, weight) in tree.method_self_weights() {
             let name = names.of(keys, method);
             let context = keys.child(ContextKeys::ROOT, name);
             add(ContextKey::Node(context), weight.get(metric) as f64);

@@ -9,6 +9,8 @@ pub enum PcctError {
     ArenaAllocation { bytes: usize },
     #[error("walk limit must be at least 1 frame")]
     WalkLimitZero,
+    #[error("the hot lists are sorted by a time resource (samples, cpu_ns or wall_ns), not {metric}: event resources have hot lists of their own")]
+    EventMetric { metric: &'static str },
     #[error("context path step {index} is empty")]
     EmptyPathStep { index: usize },
     #[error("profile text line {line}: {reason}")]

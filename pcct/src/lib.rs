@@ -21,8 +21,20 @@
 //! carries a *self* weight (samples whose leaf was this context, Whaley's
 //! `node.time`) and each edge a weight (samples in which this call was
 //! *new*, `edge.weight`). Weights are a resource vector ([`Weight`]:
-//! samples, CPU ns, wall ns), so more resources can be added without
-//! reshaping the tree.
+//! samples, CPU ns and wall ns from the sampler's ticks; allocated bytes and
+//! objects, lock wait and contended enters from events), described once by
+//! [`Metric`].
+//!
+//! ## Events
+//!
+//! An event (a sampled allocation, a contended monitor enter) is recorded
+//! with its whole stack by [`Pcct::record_event`], through throwaway marks:
+//! every frame is new, no thread's marks move. Its leaf is its class (a
+//! method of kind [`MethodKind::Type`]: the allocated type, the monitor's
+//! class) under the code, through the bytecode index of the allocation or
+//! enter. So the event resources of a context are on the classes' nodes
+//! (the *sites*), and an edge's weight in an event resource equals its
+//! context's cum, which is why the arena does not store it (below).
 //!
 //! ## Marked frames: what "still marked" means
 //!
@@ -84,17 +96,23 @@
 //! ## The arena, its limit, and purging
 //!
 //! Nodes and their edges live in one arena reserved up front
-//! ([`TreeConfig::arena_bytes`]); recording never reallocates. Since a tree
+//! ([`TreeConfig::arena_bytes`]); recording never reallocates it. Since a tree
 //! node has exactly one incoming edge, a node and its edge share one slot
-//! ([`BYTES_PER_NODE_AND_EDGE`] bytes). Links are `u32` indices (a
+//! ([`BYTES_PER_NODE_AND_EDGE`] bytes: its time weights inline, and an
+//! index to a side table holding the event weights of the few contexts
+//! that have any, [`BYTES_PER_EVENT_CONTEXT`] bytes each, with their places
+//! in the event resources' hot lists; both count against the arena's
+//! limit, and the side table, small, grows as sites appear: a `Vec`, so a
+//! growth copies it and may hold up to twice what the limit counts). Links are `u32` indices (a
 //! typed-index arena), not `bumpalo` references with `Cell` links (Figure 8
 //! read literally, pcct's first design). Measured (`BENCHMARKS.md`, `benches/benches/
 //! arena_comparison.rs` against the bumpalo variant in
 //! `benches/src/bump_pcct.rs`):
 //!
-//! - **Bytes:** 88 per node+edge with indices; 136 with references (a
-//!   64-byte node plus a 72-byte edge), which misses the 128-byte goal. An
-//!   arena of a given size holds 1.5 times as many contexts.
+//! - **Bytes:** 88 per node+edge with indices (96 since the event index,
+//!   measured again in `BENCHMARKS.md`); 136 with references (a 64-byte
+//!   node plus a 72-byte edge), which misses the 128-byte goal. An arena of
+//!   a given size holds 1.5 times as many contexts.
 //! - **Update time:** the reference variant is faster on the micro
 //!   benchmark by 7-16 ns per update at depth 64, partly because it keeps
 //!   no hot-method counters or totals (numbers in `BENCHMARKS.md`, measured
@@ -121,6 +139,7 @@
 #![forbid(unsafe_code)]
 
 pub mod correlation;
+pub mod diff;
 mod error;
 pub mod export;
 mod frame;
@@ -135,12 +154,13 @@ mod slot;
 mod tree;
 pub mod view;
 mod weight;
+pub mod window;
 
 pub use error::{PcctError, Result};
 pub use frame::{Frame, NO_BCI};
 pub use marks::Marks;
 pub use method::{Builtin, LineEntry, MethodId, MethodInfo, MethodKind, MethodTable};
 pub use query::{MethodOrder, MethodTotals};
-pub use slot::{NodeId, BYTES_PER_NODE_AND_EDGE};
+pub use slot::{NodeId, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE};
 pub use tree::{Children, Dropped, FullPolicy, Pcct, Recorded, TreeConfig, TreeMode, TreeStats};
 pub use weight::{Metric, Weight};

@@ -15,12 +15,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct MethodId(pub u32);
 
-/// Whether a method is real code or a bracketed stand-in.
+/// Whether a method is real code, a bracketed stand-in, or a class: an
+/// event's leaf (the allocated type, the monitor's class; see
+/// [`MethodTable::intern_type`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MethodKind {
     Java,
     Pseudo,
+    Type,
 }
 
 /// One entry of a line number table: bytecodes from `start_bci` on belong to `line`.
@@ -42,6 +45,9 @@ pub struct MethodInfo {
     pub kind: MethodKind,
     /// Line number table sorted by `start_bci`, when the VM supplied one.
     pub lines: Option<Arc<[LineEntry]>>,
+    /// The declaring class's source file as its class file names it
+    /// (`HashMap.java`), when the VM supplied it.
+    pub file: Option<Arc<str>>,
 }
 
 impl MethodInfo {
@@ -52,6 +58,18 @@ impl MethodInfo {
         } else {
             format!("{}.{}", self.class, self.name)
         }
+    }
+
+    /// The source file's path as tools look it up under a source root:
+    /// the class's package as directories, then the file
+    /// (`java/util/HashMap.java`); `None` when the file is not known.
+    pub fn source_path(&self) -> Option<String> {
+        let file = self.file.as_deref()?;
+        let outer = self.class.split('$').next().unwrap_or("");
+        Some(match outer.rsplit_once('.') {
+            Some((package, _)) => format!("{}/{file}", package.replace('.', "/")),
+            None => file.to_string(),
+        })
     }
 
     /// Source line of bytecode index `bci`, if the line table covers it.
@@ -100,6 +118,9 @@ impl Builtin {
 
 type MethodKey = (Arc<str>, Arc<str>, Arc<str>);
 
+/// The key signature of a type entry ([`MethodTable::intern_type`]).
+const TYPE_SIGNATURE: &str = "<type>";
+
 /// Interns methods by (class, name, signature) and pseudo-methods by name.
 #[derive(Clone, Debug)]
 pub struct MethodTable {
@@ -137,6 +158,18 @@ impl MethodTable {
         self.intern_key(Arc::from(""), name, "", MethodKind::Pseudo)
     }
 
+    /// Interns a class as an event's leaf frame: the type an allocation
+    /// made, the class of a monitor a thread waited for. `name` is as Java
+    /// writes it (`byte[]`, `java.lang.String[]`, `java.util.HashMap`); it
+    /// is shown as it is (no brackets, no method), as async-profiler shows
+    /// allocated types. A class and a method never share an entry: a type
+    /// is keyed with the signature `<type>`, which no method has.
+    pub fn intern_type(&mut self, name: &str) -> MethodId {
+        let id = self.intern_key(Arc::from(""), name, TYPE_SIGNATURE, MethodKind::Type);
+        debug_assert_eq!(self.get(id).kind, MethodKind::Type);
+        id
+    }
+
     fn class_name(&mut self, class: &str) -> Arc<str> {
         if let Some((interned, ())) = self.classes.get_key_value(class) {
             return Arc::clone(interned);
@@ -160,6 +193,7 @@ impl MethodTable {
             signature: Arc::clone(&key.2),
             kind,
             lines: None,
+            file: None,
         });
         self.by_key.insert(key, id);
         id
@@ -172,6 +206,16 @@ impl MethodTable {
             self.string_bytes += lines.len() * std::mem::size_of::<LineEntry>();
             info.lines = Some(Arc::from(lines));
         }
+    }
+
+    /// Records the source file of `method`'s class (`HashMap.java`); file
+    /// names are interned like class names.
+    pub fn set_file(&mut self, method: MethodId, file: &str) {
+        if self.methods.get(method.0 as usize).is_none() || file.is_empty() {
+            return;
+        }
+        let file = self.class_name(file);
+        self.methods[method.0 as usize].file = Some(file);
     }
 
     /// The method behind `id`. Ids come from this table; an unknown id
@@ -238,5 +282,18 @@ mod tests {
         assert_eq!(info.line_of(9), Some(5));
         assert_eq!(info.line_of(10), Some(7));
         assert_eq!(info.line_of(-1), None);
+    }
+
+    #[test]
+    fn source_paths_follow_the_package_of_the_outermost_class() {
+        let mut table = MethodTable::new();
+        let inner = table.intern("java.util.HashMap$Node", "get", "()V");
+        let bare = table.intern("Demo", "main", "()V");
+        assert_eq!(table.get(inner).source_path(), None);
+        table.set_file(inner, "HashMap.java");
+        table.set_file(bare, "Demo.java");
+        assert_eq!(table.get(inner).source_path().as_deref(), Some("java/util/HashMap.java"));
+        assert_eq!(table.get(bare).source_path().as_deref(), Some("Demo.java"));
+        table.set_file(MethodId(9999), "X.java");
     }
 }

@@ -7,24 +7,38 @@
 //! total (every sample with the method on its stack, once) and its number
 //! of contexts, so a question about a method never needs a pass over the
 //! tree (see [`crate::Pcct::hot_methods`]).
+//!
+//! Methods are kept sorted by self weight in the tree's metric (one list)
+//! and in each event resource (one list each, [`Metric::EVENTS`]): an
+//! event changes only its own lists, so a CPU sample still re-sorts one.
 
 use crate::hot_list::{HotList, RankedStore};
 use crate::method::MethodId;
 use crate::slot::Link;
 use crate::weight::{Metric, Weight};
 
+/// Fields in the order the update path touches them: `total` for every
+/// method on a sample's stack, `weight` and `link` for its leaf.
 #[derive(Clone, Debug)]
 struct Counter {
-    weight: Weight,
-    link: Link,
     /// Samples with this method anywhere on the stack, each counted once.
     total: Weight,
+    weight: Weight,
+    link: Link,
     /// Nodes of the tree whose method this is.
     contexts: u32,
+    /// Positions in the per-event lists.
+    event_links: [Link; 4],
 }
 
 impl Counter {
-    const ZERO: Counter = Counter { weight: Weight::ZERO, link: Link::UNLISTED, total: Weight::ZERO, contexts: 0 };
+    const ZERO: Counter = Counter {
+        weight: Weight::ZERO,
+        link: Link::UNLISTED,
+        event_links: [Link::UNLISTED; 4],
+        total: Weight::ZERO,
+        contexts: 0,
+    };
 }
 
 #[derive(Clone, Debug)]
@@ -32,6 +46,8 @@ pub(crate) struct MethodCounters {
     counters: Vec<Counter>,
     list: HotList,
     metric: Metric,
+    /// By self weight in each of [`Metric::EVENTS`].
+    event_lists: [HotList; 4],
 }
 
 struct CounterRank<'a> {
@@ -44,16 +60,27 @@ impl RankedStore for CounterRank<'_> {
         self.counters[id as usize].weight.get(self.metric)
     }
     fn link(&self, id: u32) -> Link {
-        self.counters[id as usize].link
+        match self.metric.event_index() {
+            Some(event) => self.counters[id as usize].event_links[event],
+            None => self.counters[id as usize].link,
+        }
     }
     fn link_mut(&mut self, id: u32) -> &mut Link {
-        &mut self.counters[id as usize].link
+        match self.metric.event_index() {
+            Some(event) => &mut self.counters[id as usize].event_links[event],
+            None => &mut self.counters[id as usize].link,
+        }
     }
 }
 
 impl MethodCounters {
     pub(crate) fn new(metric: Metric, capacity: usize) -> MethodCounters {
-        MethodCounters { counters: Vec::new(), list: HotList::new(capacity), metric }
+        MethodCounters {
+            counters: Vec::new(),
+            list: HotList::new(capacity),
+            metric,
+            event_lists: std::array::from_fn(|_| HotList::new(capacity)),
+        }
     }
 
     fn counter_mut(&mut self, method: MethodId) -> &mut Counter {
@@ -112,23 +139,48 @@ impl MethodCounters {
             .map(|(index, counter)| (MethodId(index as u32), counter.weight, counter.total, counter.contexts))
     }
 
-    /// `update_hm` of Figure 12: adds `weight` to `method` and re-sorts it.
+    /// `update_hm` of Figure 12: adds `weight` to `method` and re-sorts it
+    /// in the lists whose key it changed.
     pub(crate) fn add(&mut self, method: MethodId, weight: &Weight) {
         let index = method.0 as usize;
         self.counter_mut(method);
-        let old = self.counters[index].weight.get(self.metric);
+        let old = self.counters[index].weight;
         self.counters[index].weight.add(weight);
-        let mut rank = CounterRank { counters: &mut self.counters, metric: self.metric };
-        self.list.raised(&mut rank, method.0, old);
+        if weight.get(self.metric) != 0 {
+            let mut rank = CounterRank { counters: &mut self.counters, metric: self.metric };
+            self.list.raised(&mut rank, method.0, old.get(self.metric));
+        }
+        if weight.has_events() {
+            for (event, list) in Metric::EVENTS.into_iter().zip(&mut self.event_lists) {
+                if weight.get(event) != 0 {
+                    let mut rank = CounterRank { counters: &mut self.counters, metric: event };
+                    list.raised(&mut rank, method.0, old.get(event));
+                }
+            }
+        }
+    }
+
+    /// The list sorted by `metric`, if one is kept.
+    fn list_of(&self, metric: Metric) -> Option<&HotList> {
+        match metric.event_index() {
+            Some(event) => Some(&self.event_lists[event]),
+            None => (metric == self.metric).then_some(&self.list),
+        }
     }
 
     pub(crate) fn weight(&self, method: MethodId) -> Weight {
         self.counters.get(method.0 as usize).map(|counter| counter.weight).unwrap_or_default()
     }
 
-    /// Methods from the heaviest down, as long as the list holds them.
-    pub(crate) fn hottest(&self) -> impl Iterator<Item = (MethodId, Weight)> + '_ {
-        self.list.iter(|id| self.counters[id as usize].link).map(|id| (MethodId(id), self.counters[id as usize].weight))
+    /// Methods from the heaviest down in `metric`, as long as its list
+    /// holds them; `None` when no list is sorted by `metric`.
+    pub(crate) fn hottest(&self, metric: Metric) -> Option<impl Iterator<Item = (MethodId, Weight)> + '_> {
+        let list = self.list_of(metric)?;
+        let link = move |id: u32| {
+            let counter = &self.counters[id as usize];
+            metric.event_index().map_or(counter.link, |event| counter.event_links[event])
+        };
+        Some(list.iter(link).map(|id| (MethodId(id), self.counters[id as usize].weight)))
     }
 
     /// Every method with a nonzero weight, unordered.
@@ -140,8 +192,14 @@ impl MethodCounters {
             .map(|(index, counter)| (MethodId(index as u32), counter.weight))
     }
 
-    pub(crate) fn listed(&self) -> usize {
-        self.list.len()
+    /// Methods the list sorted by `metric` holds (0 when there is none).
+    pub(crate) fn listed(&self, metric: Metric) -> usize {
+        self.list_of(metric).map_or(0, HotList::len)
+    }
+
+    /// Whether a list is sorted by `metric`.
+    pub(crate) fn has_list(&self, metric: Metric) -> bool {
+        self.list_of(metric).is_some()
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -151,5 +209,6 @@ impl MethodCounters {
     pub(crate) fn clear(&mut self) {
         self.counters.clear();
         self.list.clear();
+        self.event_lists.iter_mut().for_each(HotList::clear);
     }
 }

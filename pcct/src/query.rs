@@ -30,36 +30,81 @@ pub enum MethodOrder {
     Total,
 }
 
+/// Whether a method with this total belongs in a list by `metric`: any
+/// time for a time resource (a sample without CPU is still a sample), the
+/// resource itself for an event resource (a CPU profile's methods are not
+/// hot by allocated bytes).
+fn counts_in(total: &Weight, metric: Metric) -> bool {
+    if metric.is_event() {
+        total.get(metric) > 0
+    } else {
+        total.has_time()
+    }
+}
+
 impl Pcct {
-    /// The `limit` contexts of highest self weight, heaviest first. Read from
-    /// the hot-node list in O(limit) when the list covers the request;
-    /// otherwise every node is sorted.
+    /// The `limit` contexts of highest self weight in the tree's metric,
+    /// heaviest first (see [`Pcct::top_nodes_by`]).
     pub fn top_nodes(&self, limit: usize) -> Vec<NodeId> {
-        self.listed_top_nodes(limit).unwrap_or_else(|| {
-            let metric = self.config().metric;
-            self.sorted_by(limit, |tree, node| tree.node_weight(node).get(metric))
-        })
+        self.top_nodes_by(self.config().metric, limit)
     }
 
-    /// [`Pcct::top_nodes`] when the hot-node list covers the request (it
+    /// The `limit` contexts of highest self weight in `metric`, heaviest
+    /// first. Read from a hot-node list in O(limit) when one is sorted by
+    /// `metric` and covers the request; otherwise every node is sorted.
+    pub fn top_nodes_by(&self, metric: Metric, limit: usize) -> Vec<NodeId> {
+        self.listed_top_nodes_by(metric, limit)
+            .unwrap_or_else(|| self.sorted_by(limit, |tree, node| tree.node_value(node, metric)))
+    }
+
+    /// [`Pcct::top_nodes`] when the hot-node list covers the request.
+    pub fn listed_top_nodes(&self, limit: usize) -> Option<Vec<NodeId>> {
+        self.listed_top_nodes_by(self.config().metric, limit)
+    }
+
+    /// [`Pcct::top_nodes_by`] when a hot-node list is sorted by `metric`
+    /// (the tree's metric, or an event resource) and covers the request (it
     /// holds `limit` nodes, or every node with weight): O(limit). `None`
     /// when the answer needs a sort of every node.
-    pub fn listed_top_nodes(&self, limit: usize) -> Option<Vec<NodeId>> {
-        let listed = self.hot_nodes_listed();
-        (limit <= listed || listed < self.hot_list_capacity()).then(|| self.hot_node_list().take(limit).collect())
+    pub fn listed_top_nodes_by(&self, metric: Metric, limit: usize) -> Option<Vec<NodeId>> {
+        let list = self.hot_node_list_by(metric)?;
+        let listed = self.hot_nodes_listed_by(metric);
+        (limit <= listed || listed < self.hot_list_capacity()).then(|| list.take(limit).collect())
     }
 
-    /// The `limit` edges of highest weight (named by their target node).
+    /// The `limit` edges of highest weight in the tree's metric (named by
+    /// their target node).
     pub fn top_edges(&self, limit: usize) -> Vec<NodeId> {
-        self.listed_top_edges(limit).unwrap_or_else(|| {
-            let metric = self.config().metric;
+        self.top_edges_by(self.config().metric, limit)
+    }
+
+    /// The `limit` edges of highest weight in `metric`. An event
+    /// resource's edge weight is its context's cum, so that needs the cum
+    /// pass; a time resource other than the tree's metric, a sort.
+    pub fn top_edges_by(&self, metric: Metric, limit: usize) -> Vec<NodeId> {
+        if let Some(listed) = self.listed_top_edges_by(metric, limit) {
+            return listed;
+        }
+        if metric.is_event() {
+            let cum = self.cumulative();
+            self.sorted_by(limit, |_, node| if node == NodeId::ROOT { 0 } else { cum[node.index()].get(metric) })
+        } else {
             self.sorted_by(limit, |tree, node| tree.edge_weight(node).get(metric))
-        })
+        }
     }
 
     /// [`Pcct::top_edges`] when the hot-edge list covers the request, in
     /// O(limit); `None` when the answer needs a sort of every node.
     pub fn listed_top_edges(&self, limit: usize) -> Option<Vec<NodeId>> {
+        self.listed_top_edges_by(self.config().metric, limit)
+    }
+
+    /// [`Pcct::top_edges_by`] in O(limit) from the hot-edge list, when it
+    /// is sorted by `metric` (the tree's metric) and covers the request.
+    pub fn listed_top_edges_by(&self, metric: Metric, limit: usize) -> Option<Vec<NodeId>> {
+        if metric != self.config().metric {
+            return None;
+        }
         let listed = self.hot_edges_listed();
         (limit <= listed || listed < self.hot_list_capacity()).then(|| self.hot_edge_list().take(limit).collect())
     }
@@ -67,21 +112,49 @@ impl Pcct {
     fn sorted_by(&self, limit: usize, key: impl Fn(&Pcct, NodeId) -> u64) -> Vec<NodeId> {
         let mut all: Vec<(u64, NodeId)> =
             self.nodes().map(|node| (key(self, node), node)).filter(|&(weight, _)| weight > 0).collect();
-        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        all.into_iter().take(limit).map(|(_, node)| node).collect()
+        let by_weight = |a: &(u64, NodeId), b: &(u64, NodeId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        if limit < all.len() {
+            if limit > 0 {
+                all.select_nth_unstable_by(limit - 1, by_weight);
+            }
+            all.truncate(limit);
+        }
+        all.sort_by(by_weight);
+        all.into_iter().map(|(_, node)| node).collect()
     }
 
-    /// The `limit` methods of highest self weight from the hot-method
-    /// counters (Figure 12), heaviest first.
+    /// The `limit` methods of highest self weight in the tree's metric from
+    /// the hot-method counters (Figure 12), heaviest first.
     pub fn top_methods_by_self(&self, limit: usize) -> Vec<(MethodId, Weight)> {
-        let listed = self.counters.listed();
-        if limit <= listed || listed < self.counters.capacity() {
-            return self.counters.hottest().take(limit).collect();
+        self.top_methods_by_self_in(self.config().metric, limit)
+    }
+
+    /// Every method with a self weight in any resource (the hot-method
+    /// counters, Figure 12), by method id: what a written profile keeps.
+    pub fn method_self_weights(&self) -> Vec<(MethodId, Weight)> {
+        self.counters.all().collect()
+    }
+
+    /// The `limit` methods of highest self weight in `metric`, heaviest
+    /// first: from a sorted list in O(limit) for the tree's metric and the
+    /// event resources, else in one pass over the methods (not the tree).
+    pub fn top_methods_by_self_in(&self, metric: Metric, limit: usize) -> Vec<(MethodId, Weight)> {
+        let listed = self.counters.listed(metric);
+        if self.counters.has_list(metric) && (limit <= listed || listed < self.counters.capacity()) {
+            if let Some(hottest) = self.counters.hottest(metric) {
+                return hottest.take(limit).collect();
+            }
         }
-        let metric = self.config().metric;
-        let mut all: Vec<(MethodId, Weight)> = self.counters.all().collect();
-        all.sort_by(|a, b| b.1.get(metric).cmp(&a.1.get(metric)).then(a.0.cmp(&b.0)));
-        all.truncate(limit);
+        let mut all: Vec<(MethodId, Weight)> = self.counters.all().filter(|(_, w)| w.get(metric) > 0).collect();
+        let by_weight =
+            |a: &(MethodId, Weight), b: &(MethodId, Weight)| b.1.get(metric).cmp(&a.1.get(metric)).then(a.0.cmp(&b.0));
+        if limit < all.len() {
+            if limit > 0 {
+                all.select_nth_unstable_by(limit - 1, by_weight);
+            }
+            all.truncate(limit);
+        }
+        all.sort_by(by_weight);
         all
     }
 
@@ -124,7 +197,7 @@ impl Pcct {
         // One pass in arena order: each node knows whether it is outermost.
         for (index, slot) in self.slots.iter().enumerate().skip(1) {
             let entry = &mut totals[slot.method.0 as usize];
-            entry.self_weight.add(&slot.node_weight);
+            entry.self_weight.add(&self.node_weight(NodeId(index as u32)));
             entry.contexts += 1;
             if slot.is_outermost() {
                 entry.total.add(&cum[index]);
@@ -152,16 +225,16 @@ impl Pcct {
         MethodTotals { method, self_weight, total: self.counters.total(method), contexts }
     }
 
-    /// The `limit` hottest methods by self weight or by total, heaviest
-    /// first (ties by method id), from the counters the tree keeps as it
-    /// records: by self in O(limit) from the sorted hot-method list, by total
-    /// in one pass over the methods (not the tree).
-    pub fn hot_methods(&self, limit: usize, order: MethodOrder) -> Vec<MethodTotals> {
-        let metric = self.config().metric;
+    /// The `limit` hottest methods in `metric` by self weight or by total,
+    /// heaviest first (ties by method id), from the counters the tree keeps
+    /// as it records: by self in O(limit) from a sorted hot-method list
+    /// (the tree's metric and every event resource have one), by total in
+    /// one pass over the methods (not the tree).
+    pub fn hot_methods(&self, limit: usize, order: MethodOrder, metric: Metric) -> Vec<MethodTotals> {
         match order {
             MethodOrder::SelfWeight => {
                 let mut hottest: Vec<MethodTotals> = self
-                    .top_methods_by_self(limit)
+                    .top_methods_by_self_in(metric, limit)
                     .into_iter()
                     .map(|(method, _)| self.method_summary(method))
                     .collect();
@@ -170,7 +243,7 @@ impl Pcct {
                     let mut never_leaf: Vec<MethodTotals> = self
                         .counters
                         .all_totals()
-                        .filter(|(_, self_weight, _, _)| self_weight.is_zero())
+                        .filter(|(_, self_weight, total, _)| self_weight.get(metric) == 0 && counts_in(total, metric))
                         .map(|(method, _, _, _)| self.method_summary(method))
                         .collect();
                     never_leaf.sort_by_key(|entry| entry.method);
@@ -179,8 +252,12 @@ impl Pcct {
                 hottest
             }
             MethodOrder::Total => {
-                let mut all: Vec<(u64, MethodId)> =
-                    self.counters.all_totals().map(|(method, _, total, _)| (total.get(metric), method)).collect();
+                let mut all: Vec<(u64, MethodId)> = self
+                    .counters
+                    .all_totals()
+                    .filter(|(_, _, total, _)| counts_in(total, metric))
+                    .map(|(method, _, total, _)| (total.get(metric), method))
+                    .collect();
                 let by_weight = |a: &(u64, MethodId), b: &(u64, MethodId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
                 if limit < all.len() {
                     if limit > 0 {

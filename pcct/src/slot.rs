@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::method::MethodId;
-use crate::weight::Weight;
+use crate::weight::TimeWeight;
 
 /// Index of a node (and of its incoming edge) in a [`crate::Pcct`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -69,10 +69,32 @@ pub(crate) struct Slot {
     pub(crate) node_link: Link,
     /// Position in the hot-edge list (by `edge_weight`).
     pub(crate) edge_link: Link,
-    /// Self weight: samples whose leaf was this context (Whaley's `node.time`).
-    pub(crate) node_weight: Weight,
-    /// Incoming edge weight: samples in which this call was new (`edge.weight`).
-    pub(crate) edge_weight: Weight,
+    /// Self weight in the time resources: samples whose leaf was this
+    /// context (Whaley's `node.time`).
+    pub(crate) node_time: TimeWeight,
+    /// Incoming edge weight in the time resources: samples in which this
+    /// call was new (`edge.weight`).
+    pub(crate) edge_time: TimeWeight,
+    /// Index of this context's event weights in the tree's side table
+    /// ([`EventSlot`]); `NIL` while it has none (most contexts).
+    pub(crate) events: u32,
+}
+
+/// The event resources of a context that has any of its own (an allocated
+/// type or a monitor's class under the code that allocated or waited):
+/// its self weight in each of [`crate::Metric::EVENTS`] and its position in
+/// each event's hot-node list. Kept beside the arena, reached from the
+/// slot by index, so the contexts without events (nearly all) pay 4 bytes
+/// for them, not 64. An edge's event weight is not stored: it equals the
+/// context's cum (every event is recorded with its whole stack).
+#[derive(Clone, Debug)]
+pub(crate) struct EventSlot {
+    pub(crate) node: [u64; 4],
+    pub(crate) links: [Link; 4],
+}
+
+impl EventSlot {
+    pub(crate) const EMPTY: EventSlot = EventSlot { node: [0; 4], links: [Link::UNLISTED; 4] };
 }
 
 impl Slot {
@@ -86,8 +108,9 @@ impl Slot {
             depth_flags: (depth & !RECURSIVE) | if recursive { RECURSIVE } else { 0 },
             node_link: Link::UNLISTED,
             edge_link: Link::UNLISTED,
-            node_weight: Weight::ZERO,
-            edge_weight: Weight::ZERO,
+            node_time: TimeWeight::ZERO,
+            edge_time: TimeWeight::ZERO,
+            events: NIL,
         }
     }
 }
@@ -108,3 +131,7 @@ impl Slot {
 
 /// Bytes one node plus its incoming edge take in the arena.
 pub const BYTES_PER_NODE_AND_EDGE: usize = std::mem::size_of::<Slot>();
+
+/// Bytes a context with event weights of its own (an allocation or
+/// monitor site) takes beside the arena, on top of [`BYTES_PER_NODE_AND_EDGE`].
+pub const BYTES_PER_EVENT_CONTEXT: usize = std::mem::size_of::<EventSlot>();

@@ -12,7 +12,7 @@ use crate::hot_list::{HotList, RankedStore};
 use crate::marks::{Marks, TreeToken};
 use crate::method::{Builtin, MethodId};
 use crate::method_counters::MethodCounters;
-use crate::slot::{Link, NodeId, Slot, BYTES_PER_NODE_AND_EDGE, NIL};
+use crate::slot::{EventSlot, Link, NodeId, Slot, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE, NIL};
 use crate::weight::{Metric, Weight};
 
 /// What the tree records for each sample.
@@ -53,9 +53,11 @@ pub enum FullPolicy {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TreeConfig {
     pub mode: TreeMode,
-    /// The component of the weight the hot lists are sorted by.
+    /// The time resource the hot lists are sorted by (the event resources
+    /// have hot lists of their own).
     pub metric: Metric,
-    /// Upper bound of the arena in bytes (nodes with their edges).
+    /// Upper bound of the arena in bytes (nodes with their edges, and the
+    /// event weights of the contexts that have any).
     pub arena_bytes: usize,
     /// How many elements each hot list keeps in order.
     pub hot_list_capacity: usize,
@@ -95,6 +97,9 @@ impl TreeConfig {
         }
         if self.walk_limit == Some(0) {
             return Err(PcctError::WalkLimitZero);
+        }
+        if self.metric.is_event() {
+            return Err(PcctError::EventMetric { metric: self.metric.name() });
         }
         Ok(())
     }
@@ -140,12 +145,20 @@ static NEXT_TREE: AtomicU64 = AtomicU64::new(1);
 pub struct Pcct {
     config: TreeConfig,
     pub(crate) slots: Vec<Slot>,
+    /// Event weights of the contexts that have any ([`Slot::events`]):
+    /// grown as needed, its bytes counted against the arena's limit.
+    pub(crate) events: Vec<EventSlot>,
     max_nodes: usize,
     hot_nodes: HotList,
     hot_edges: HotList,
+    /// Contexts by self weight in each of [`Metric::EVENTS`] (the sites of
+    /// allocations and monitors), threaded through `events`.
+    event_nodes: [HotList; 4],
+    /// Throwaway marks for events ([`Pcct::record_event`]).
+    scratch: Marks,
     pub(crate) counters: MethodCounters,
     total: Weight,
-    token: TreeToken,
+    pub(crate) token: TreeToken,
     stats: TreeStats,
     last_purge: Instant,
 }
@@ -157,7 +170,7 @@ struct NodeRank<'a> {
 
 impl RankedStore for NodeRank<'_> {
     fn key(&self, id: u32) -> u64 {
-        self.slots[id as usize].node_weight.get(self.metric)
+        self.slots[id as usize].node_time.get(self.metric)
     }
     fn link(&self, id: u32) -> Link {
         self.slots[id as usize].node_link
@@ -174,7 +187,7 @@ struct EdgeRank<'a> {
 
 impl RankedStore for EdgeRank<'_> {
     fn key(&self, id: u32) -> u64 {
-        self.slots[id as usize].edge_weight.get(self.metric)
+        self.slots[id as usize].edge_time.get(self.metric)
     }
     fn link(&self, id: u32) -> Link {
         self.slots[id as usize].edge_link
@@ -184,22 +197,48 @@ impl RankedStore for EdgeRank<'_> {
     }
 }
 
+/// Contexts ranked by their self weight in one event resource.
+struct EventRank<'a> {
+    slots: &'a [Slot],
+    events: &'a mut [EventSlot],
+    event: usize,
+}
+
+impl RankedStore for EventRank<'_> {
+    fn key(&self, id: u32) -> u64 {
+        self.events[self.slots[id as usize].events as usize].node[self.event]
+    }
+    fn link(&self, id: u32) -> Link {
+        self.events[self.slots[id as usize].events as usize].links[self.event]
+    }
+    fn link_mut(&mut self, id: u32) -> &mut Link {
+        &mut self.events[self.slots[id as usize].events as usize].links[self.event]
+    }
+}
+
 impl Pcct {
     /// An empty tree. The whole arena is reserved up front, so recording
-    /// never reallocates (and never pauses to copy the arena).
+    /// never reallocates it (and never pauses to copy it; only the small
+    /// side table of sites grows as they appear).
     pub fn new(config: TreeConfig) -> Result<Pcct> {
         config.validate()?;
         let max_nodes = config.max_nodes();
         let mut slots = Vec::new();
         slots.try_reserve_exact(max_nodes).map_err(|_| PcctError::ArenaAllocation { bytes: config.arena_bytes })?;
         slots.push(Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0, false));
+        // The event side table grows as sites appear (they are few; growing
+        // it copies them, not the arena), within the arena's limit.
+        let events = Vec::new();
         let token = TreeToken { tree: NEXT_TREE.fetch_add(1, Ordering::Relaxed), epoch: 1 };
         Ok(Pcct {
             hot_nodes: HotList::new(config.hot_list_capacity),
             hot_edges: HotList::new(config.hot_list_capacity),
+            event_nodes: std::array::from_fn(|_| HotList::new(config.hot_list_capacity)),
             counters: MethodCounters::new(config.metric, config.hot_list_capacity),
             config,
             slots,
+            events,
+            scratch: Marks::new(),
             max_nodes,
             total: Weight::ZERO,
             token,
@@ -231,9 +270,21 @@ impl Pcct {
         self.slots.len() - 1
     }
 
-    /// Bytes of the arena in use.
+    /// Bytes of the arena in use: nodes with their edges, and the event
+    /// weights of the contexts that have any.
     pub fn arena_used(&self) -> usize {
-        self.slots.len() * BYTES_PER_NODE_AND_EDGE
+        self.slots.len() * BYTES_PER_NODE_AND_EDGE + self.events.len() * BYTES_PER_EVENT_CONTEXT
+    }
+
+    /// Contexts with event weights of their own (allocation and monitor sites).
+    pub fn event_contexts(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Whether `nodes` more nodes and `events` more event contexts fit.
+    fn fits(&self, nodes: usize, events: usize) -> bool {
+        let needed = nodes * BYTES_PER_NODE_AND_EDGE + events * BYTES_PER_EVENT_CONTEXT;
+        self.arena_used() + needed <= self.arena_limit() && self.slots.len() + nodes <= self.max_nodes
     }
 
     /// Bytes the arena may grow to.
@@ -251,13 +302,20 @@ impl Pcct {
     pub fn purge(&mut self) {
         self.slots.truncate(1);
         self.slots[0] = Slot::new(NIL, Builtin::Root.id(), NO_BCI, 0, false);
+        self.events.clear();
         self.hot_nodes.clear();
         self.hot_edges.clear();
+        self.event_nodes.iter_mut().for_each(HotList::clear);
         self.counters.clear();
         self.total = Weight::ZERO;
         self.token.epoch += 1;
         self.stats.purges += 1;
         self.last_purge = Instant::now();
+    }
+
+    /// When the profile began: the last purge, or the tree's creation.
+    pub fn collecting_since(&self) -> Instant {
+        self.last_purge
     }
 
     /// Purges when the configured period has passed since the last purge.
@@ -296,6 +354,19 @@ impl Pcct {
             }
             ok => ok,
         }
+    }
+
+    /// Records one event (a sampled allocation, a contended monitor enter)
+    /// with its whole stack, root first, whose leaf is the event's class
+    /// (the allocated type, the monitor's class). Throwaway marks are used:
+    /// every frame counts as new and no thread's marks are disturbed. The
+    /// weight normally holds event resources only.
+    pub fn record_event(&mut self, stack: &[Frame], weight: Weight) -> std::result::Result<Recorded, Dropped> {
+        let mut marks = std::mem::take(&mut self.scratch);
+        marks.clear();
+        let recorded = self.record(&mut marks, stack, weight);
+        self.scratch = marks;
+        recorded
     }
 
     /// Credits `weight` to the leaf of the thread's previous sample without
@@ -355,16 +426,44 @@ impl Pcct {
 
     #[inline]
     fn add_node_weight(&mut self, node: u32, weight: &Weight) {
-        let old = self.slots[node as usize].node_weight.get(self.config.metric);
-        self.slots[node as usize].node_weight.add(weight);
-        let mut rank = NodeRank { slots: &mut self.slots, metric: self.config.metric };
-        self.hot_nodes.raised(&mut rank, node, old);
+        if weight.has_time() {
+            let old = self.slots[node as usize].node_time.get(self.config.metric);
+            self.slots[node as usize].node_time.add(weight);
+            let mut rank = NodeRank { slots: &mut self.slots, metric: self.config.metric };
+            self.hot_nodes.raised(&mut rank, node, old);
+        }
+        if weight.has_events() {
+            self.add_node_events(node, weight);
+        }
+    }
+
+    /// Adds `weight`'s event resources to `node`'s (given a place in the
+    /// side table on its first event; the caller checked that it fits) and
+    /// re-sorts it in each event's hot-node list the event changed.
+    fn add_node_events(&mut self, node: u32, weight: &Weight) {
+        if self.slots[node as usize].events == NIL {
+            self.slots[node as usize].events = self.events.len() as u32;
+            self.events.push(EventSlot::EMPTY);
+        }
+        let index = self.slots[node as usize].events as usize;
+        for (event, value) in weight.events().into_iter().enumerate() {
+            if value == 0 {
+                continue;
+            }
+            let old = self.events[index].node[event];
+            self.events[index].node[event] = old.saturating_add(value);
+            let mut rank = EventRank { slots: &self.slots, events: &mut self.events, event };
+            self.event_nodes[event].raised(&mut rank, node, old);
+        }
     }
 
     #[inline]
     fn add_edge_weight(&mut self, node: u32, weight: &Weight) {
-        let old = self.slots[node as usize].edge_weight.get(self.config.metric);
-        self.slots[node as usize].edge_weight.add(weight);
+        if !weight.has_time() {
+            return; // an edge's event weight is its context's cum: not stored
+        }
+        let old = self.slots[node as usize].edge_time.get(self.config.metric);
+        self.slots[node as usize].edge_time.add(weight);
         let mut rank = EdgeRank { slots: &mut self.slots, metric: self.config.metric };
         self.hot_edges.raised(&mut rank, node, old);
     }
@@ -401,9 +500,12 @@ impl Pcct {
         // (not so when the anchor hangs under an unattached root).
         let rooted = anchor.is_none() || marks.rooted;
 
-        // Bounded walk: too many new frames leaves the profile point unattached.
+        // Bounded walk: too many new frames leaves the profile point
+        // unattached. Events (which carry no time) come with their whole
+        // stack and are recorded whole: the bound is the sampler's cost of
+        // walking, which they do not have.
         let mut unattached = false;
-        if let Some(limit) = self.config.walk_limit {
+        if let Some(limit) = self.config.walk_limit.filter(|_| weight.has_time()) {
             if stack.len() - first_new > limit {
                 unattached = true;
                 first_new = stack.len() - limit;
@@ -411,8 +513,8 @@ impl Pcct {
         }
 
         let new_frames = stack.len() - first_new;
-        let headroom = self.max_nodes - self.slots.len();
-        if new_frames + 2 > headroom && !self.path_exists(node, stack, first_new, unattached) {
+        let events = usize::from(weight.has_events());
+        if !self.fits(new_frames + 2, events) && !self.path_fits(node, stack, first_new, unattached, events > 0) {
             return Err(Dropped::ArenaFull);
         }
 
@@ -464,8 +566,9 @@ impl Pcct {
         Ok(Recorded { leaf: NodeId(node), new_frames, created })
     }
 
-    /// Whether every node a sample needs below `node` exists already.
-    fn path_exists(&self, mut node: u32, stack: &[Frame], first_new: usize, unattached: bool) -> bool {
+    /// Whether everything a sample needs below `node` exists already:
+    /// every node, and the leaf's event weights when `events`.
+    fn path_fits(&self, mut node: u32, stack: &[Frame], first_new: usize, unattached: bool, events: bool) -> bool {
         if unattached {
             let Some(holder) = self.find_child(0, NO_BCI, Builtin::Unattached.id()) else { return false };
             let Some(root) = self.find_child(holder, NO_BCI, stack[first_new - 1].method) else { return false };
@@ -478,7 +581,7 @@ impl Pcct {
                 None => return false,
             }
         }
-        true
+        !events || self.slots[node as usize].events != NIL || self.fits(0, 1)
     }
 
     fn find_child(&self, parent: u32, call_site: i32, method: MethodId) -> Option<u32> {
@@ -558,7 +661,7 @@ impl Pcct {
         (self_weight, edge_weight): (Weight, Weight),
         recursive: bool,
     ) -> std::result::Result<NodeId, Dropped> {
-        if self.slots.len() >= self.max_nodes {
+        if !self.fits(1, usize::from(self_weight.has_events())) {
             return Err(Dropped::ArenaFull);
         }
         let node = self.push_child(parent.0, call_site, method, recursive);
@@ -573,7 +676,7 @@ impl Pcct {
 
     /// Restores the root's self weight and a method's counter (import).
     pub(crate) fn restore_root_weight(&mut self, weight: Weight) {
-        if !weight.is_zero() {
+        if !weight.is_zero() && self.fits(0, usize::from(weight.has_events())) {
             self.add_node_weight(0, &weight);
         }
     }
@@ -638,14 +741,37 @@ impl Pcct {
         (parent != NIL).then_some(NodeId(parent))
     }
 
-    /// Self weight of the context (Whaley's node weight).
+    /// Self weight of the context (Whaley's node weight), every resource.
     pub fn node_weight(&self, node: NodeId) -> Weight {
-        self.slot(node).node_weight
+        let slot = self.slot(node);
+        let mut weight = slot.node_time.weight();
+        if slot.events != NIL {
+            let events = &self.events[slot.events as usize].node;
+            weight.alloc_bytes = events[0];
+            weight.alloc_objects = events[1];
+            weight.lock_wait_ns = events[2];
+            weight.lock_enters = events[3];
+        }
+        weight
     }
 
-    /// Weight of the edge into `node` (samples in which the call was new).
+    /// Self weight of the context in one resource.
+    pub fn node_value(&self, node: NodeId, metric: Metric) -> u64 {
+        let slot = self.slot(node);
+        match metric.event_index() {
+            None => slot.node_time.get(metric),
+            Some(_) if slot.events == NIL => 0,
+            Some(event) => self.events[slot.events as usize].node[event],
+        }
+    }
+
+    /// Weight of the edge into `node` in the time resources (samples in
+    /// which the call was new). Its event resources are zero here: every
+    /// event is recorded with its whole stack, so an edge's weight in an
+    /// event resource is the cum of its context ([`Pcct::cumulative`]),
+    /// which the exports write in its place ([`Weight::with_events_of`]).
     pub fn edge_weight(&self, node: NodeId) -> Weight {
-        self.slot(node).edge_weight
+        self.slot(node).edge_time.weight()
     }
 
     pub fn children(&self, node: NodeId) -> Children<'_> {
@@ -677,6 +803,28 @@ impl Pcct {
         self.hot_nodes.iter(|id| self.slots[id as usize].node_link).map(NodeId)
     }
 
+    /// Nodes from the heaviest self weight in `metric` down, if a hot list
+    /// is sorted by it (the tree's metric and every event resource).
+    pub fn hot_node_list_by(&self, metric: Metric) -> Option<Box<dyn Iterator<Item = NodeId> + '_>> {
+        match metric.event_index() {
+            Some(event) => {
+                let link = move |id: u32| self.events[self.slots[id as usize].events as usize].links[event];
+                Some(Box::new(self.event_nodes[event].iter(link).map(NodeId)))
+            }
+            None if metric == self.config.metric => Some(Box::new(self.hot_node_list())),
+            None => None,
+        }
+    }
+
+    /// Nodes the hot list sorted by `metric` holds (0 without such a list).
+    pub(crate) fn hot_nodes_listed_by(&self, metric: Metric) -> usize {
+        match metric.event_index() {
+            Some(event) => self.event_nodes[event].len(),
+            None if metric == self.config.metric => self.hot_nodes.len(),
+            None => 0,
+        }
+    }
+
     /// Edges (named by their target node) from the heaviest down.
     pub fn hot_edge_list(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.hot_edges.iter(|id| self.slots[id as usize].edge_link).map(NodeId)
@@ -685,10 +833,6 @@ impl Pcct {
     /// Elements each hot list holds at most.
     pub fn hot_list_capacity(&self) -> usize {
         self.hot_nodes.capacity()
-    }
-
-    pub(crate) fn hot_nodes_listed(&self) -> usize {
-        self.hot_nodes.len()
     }
 
     pub(crate) fn hot_edges_listed(&self) -> usize {

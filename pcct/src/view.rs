@@ -77,7 +77,8 @@ pub struct HotMethod {
     #[serde(rename = "self")]
     pub self_weight: Weight,
     pub total: Weight,
-    /// Self and total as a share (0..=1) of all recorded weight, by the metric.
+    /// Self and total as a share (0..=1) of all recorded weight, by the
+    /// resource asked for.
     pub self_share: f64,
     pub total_share: f64,
     pub contexts: usize,
@@ -89,7 +90,9 @@ pub struct HotEdge {
     pub caller: MethodName,
     pub call_site: Option<CallSiteView>,
     pub callee: MethodName,
-    /// Samples in which this call was new, and what they weighed.
+    /// Samples in which this call was new, and what they weighed. Its
+    /// event resources (the callee context's cum) are filled in when the
+    /// edges are ranked by one of them, else left out.
     pub weight: Weight,
     pub share: f64,
     /// Depth of the caller's context (0: the callee is called from the root).
@@ -119,18 +122,28 @@ pub struct SubtreeNode {
     pub call_site: Option<CallSiteView>,
     #[serde(rename = "self")]
     pub self_weight: Weight,
+    /// The edge into this context: time resources in the samples in which
+    /// the call was new, event resources as the context's cum.
     pub edge: Weight,
     pub cum: Weight,
     pub cum_share: f64,
     /// Children left out by `min_share` or `max_depth`.
+    /// (Children with nothing of the resource are not counted: an
+    /// allocation site in a CPU view, a CPU context in an allocation view.)
     pub pruned_children: usize,
     pub children: Vec<SubtreeNode>,
 }
 
-pub fn hot_methods(tree: &Pcct, methods: &MethodTable, limit: usize, order: MethodOrder) -> Vec<HotMethod> {
-    let metric = tree.config().metric;
+/// The hot-methods answer: the `limit` hottest methods in `metric`.
+pub fn hot_methods(
+    tree: &Pcct,
+    methods: &MethodTable,
+    limit: usize,
+    order: MethodOrder,
+    metric: Metric,
+) -> Vec<HotMethod> {
     let total = tree.total();
-    tree.hot_methods(limit, order)
+    tree.hot_methods(limit, order, metric)
         .into_iter()
         .map(|entry| HotMethod {
             method: MethodName::of(methods, entry.method),
@@ -143,24 +156,32 @@ pub fn hot_methods(tree: &Pcct, methods: &MethodTable, limit: usize, order: Meth
         .collect()
 }
 
-pub fn hot_edges(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotEdge> {
-    hot_edges_of(tree, methods, &tree.top_edges(limit))
+/// The hot-edges answer: the `limit` heaviest edges in `metric`.
+pub fn hot_edges(tree: &Pcct, methods: &MethodTable, limit: usize, metric: Metric) -> Vec<HotEdge> {
+    hot_edges_of(tree, methods, &tree.top_edges_by(metric, limit), metric)
 }
 
-/// The hot-edges answer for `edges` (named by their target nodes).
-pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId]) -> Vec<HotEdge> {
-    let metric = tree.config().metric;
+/// The hot-edges answer for `edges` (named by their target nodes), with
+/// shares in `metric`. For an event resource the edges' event weights are
+/// their contexts' cum, which takes a pass over the tree: call it on a
+/// copy of the profile, not under the lock the sampler needs.
+pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId], metric: Metric) -> Vec<HotEdge> {
     let total = tree.total();
+    let cum = metric.is_event().then(|| tree.cumulative());
     edges
         .iter()
         .map(|&node| {
             let parent = tree.parent(node).unwrap_or(NodeId::ROOT);
+            let weight = match &cum {
+                Some(cum) => crate::export::edge_weight(tree, cum, node),
+                None => tree.edge_weight(node),
+            };
             HotEdge {
                 caller: MethodName::of(methods, tree.method(parent)),
                 call_site: CallSiteView::of(tree, methods, node),
                 callee: MethodName::of(methods, tree.method(node)),
-                weight: tree.edge_weight(node),
-                share: share(&tree.edge_weight(node), &total, metric),
+                weight,
+                share: share(&weight, &total, metric),
                 caller_depth: tree.depth(parent),
                 callee_node: node.raw(),
             }
@@ -178,8 +199,43 @@ pub fn path_of(tree: &Pcct, methods: &MethodTable, node: NodeId) -> Vec<PathStep
         .collect()
 }
 
-pub fn hot_nodes(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotNode> {
-    HotNodeIds::copy(tree, &tree.top_nodes(limit), usize::MAX).map(|copy| copy.name(methods)).unwrap_or_default()
+/// The hot-nodes answer: the `limit` contexts of highest self weight in `metric`.
+pub fn hot_nodes(tree: &Pcct, methods: &MethodTable, limit: usize, metric: Metric) -> Vec<HotNode> {
+    HotNodeIds::copy(tree, &tree.top_nodes_by(metric, limit), usize::MAX, metric)
+        .map(|copy| copy.name(methods))
+        .unwrap_or_default()
+}
+
+/// An entry of the sites answer (HPROF's `SITES`): a context and, for an
+/// allocation or a monitor, the class allocated or waited for, ranked by
+/// self weight in one resource.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Site {
+    pub rank: usize,
+    /// The allocated type or the monitor's class (a leaf of kind `type`);
+    /// none for a time resource's site, which is a context alone.
+    #[serde(rename = "type")]
+    pub class: Option<String>,
+    /// The code that allocated or waited: its method and path, root first
+    /// (the class's frame not included); with it, the bytecode index and
+    /// line of the allocation or monitor enter when known.
+    pub method: MethodName,
+    pub at: Option<CallSiteView>,
+    pub context: Vec<PathStep>,
+    /// The site's weight (all resources) and its share of the total, and
+    /// the shares of this and every heavier site together (HPROF's accum).
+    #[serde(rename = "self")]
+    pub self_weight: Weight,
+    pub share: f64,
+    pub accumulated: f64,
+    pub node: u32,
+}
+
+/// The sites answer: the `limit` heaviest sites in `metric`.
+pub fn sites(tree: &Pcct, methods: &MethodTable, limit: usize, metric: Metric) -> Vec<Site> {
+    HotNodeIds::copy(tree, &tree.top_nodes_by(metric, limit), usize::MAX, metric)
+        .map(|copy| copy.sites(methods))
+        .unwrap_or_default()
 }
 
 /// Hot nodes as copied from the tree (under the profile lock, in a live
@@ -189,6 +245,7 @@ pub fn hot_nodes(tree: &Pcct, methods: &MethodTable, limit: usize) -> Vec<HotNod
 #[derive(Clone, Debug, PartialEq)]
 pub struct HotNodeIds {
     total: Weight,
+    /// The resource the shares are of.
     metric: Metric,
     root_method: MethodId,
     nodes: Vec<CopiedNode>,
@@ -216,15 +273,16 @@ pub struct TooManySteps {
 
 impl HotNodeIds {
     /// Copies `nodes` with their paths, if those hold at most `max_steps`
-    /// steps in all: O(nodes) to find out, O(steps) to copy.
-    pub fn copy(tree: &Pcct, nodes: &[NodeId], max_steps: usize) -> Result<HotNodeIds, TooManySteps> {
+    /// steps in all: O(nodes) to find out, O(steps) to copy. Shares will
+    /// be of `metric`.
+    pub fn copy(tree: &Pcct, nodes: &[NodeId], max_steps: usize, metric: Metric) -> Result<HotNodeIds, TooManySteps> {
         let steps = nodes.iter().map(|&node| tree.depth(node)).sum();
         if steps > max_steps {
             return Err(TooManySteps { steps });
         }
         let mut copy = HotNodeIds {
             total: tree.total(),
-            metric: tree.config().metric,
+            metric,
             root_method: tree.method(NodeId::ROOT),
             nodes: Vec::with_capacity(nodes.len()),
             steps: Vec::with_capacity(steps),
@@ -262,6 +320,39 @@ impl HotNodeIds {
         self.nodes.iter().map(named).collect()
     }
 
+    /// The sites answer, named from `methods`: each copied node is a site;
+    /// a leaf of kind `type` is the class of the site, its caller the code.
+    pub fn sites(&self, methods: &MethodTable) -> Vec<Site> {
+        let mut accumulated = 0.0;
+        let site = |(rank, copied): (usize, &CopiedNode)| {
+            let steps = &self.steps[copied.path.clone()];
+            let is_type = methods.get(copied.method).kind == MethodKind::Type && !steps.is_empty();
+            let (code, class, at) = if is_type {
+                let code = &steps[..steps.len() - 1];
+                let caller = code.last().map_or(self.root_method, |&(method, _)| method);
+                let at = CallSiteView::at(methods, caller, steps[steps.len() - 1].1);
+                (code, Some(methods.display_name(copied.method)), at)
+            } else {
+                (steps, None, None)
+            };
+            let method = code.last().map_or(self.root_method, |&(method, _)| method);
+            let share = share(&copied.self_weight, &self.total, self.metric);
+            accumulated += share;
+            Site {
+                rank: rank + 1,
+                class,
+                method: MethodName::of(methods, method),
+                at,
+                context: self.path(methods, code),
+                self_weight: copied.self_weight,
+                share,
+                accumulated,
+                node: copied.node.raw(),
+            }
+        };
+        self.nodes.iter().enumerate().map(site).collect()
+    }
+
     fn path(&self, methods: &MethodTable, steps: &[(MethodId, i32)]) -> Vec<PathStep> {
         let callers = std::iter::once(self.root_method).chain(steps.iter().map(|&(method, _)| method));
         steps
@@ -278,6 +369,8 @@ impl HotNodeIds {
 /// Bounds of a [`subtree`] answer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SubtreeLimits {
+    /// The resource children are ordered and pruned by.
+    pub metric: Metric,
     /// Leave out children whose cum is below this share (0..=1) of the total.
     pub min_share: f64,
     /// Levels below the subtree's root.
@@ -295,7 +388,7 @@ impl SubtreeNode {
 
 /// The subtree under `node`, children ordered by cum, pruned by `limits`.
 pub fn subtree(tree: &Pcct, methods: &MethodTable, cum: &[Weight], node: NodeId, limits: SubtreeLimits) -> SubtreeNode {
-    let metric = tree.config().metric;
+    let metric = limits.metric;
     let total = cum[0];
     let threshold = (total.get(metric) as f64 * limits.min_share.clamp(0.0, 1.0)).ceil() as u64;
     let mut budget = limits.max_nodes.max(1) - 1;
@@ -319,7 +412,10 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
     let mut pruned = 0;
     for child in crate::export::children_by_cum(tree, cum, node, metric) {
         let child_cum = cum[child.index()].get(metric);
-        if levels_left == 0 || child_cum < threshold || child_cum == 0 || *budget == 0 {
+        if child_cum == 0 {
+            continue; // nothing of this resource: not part of this view
+        }
+        if levels_left == 0 || child_cum < threshold || *budget == 0 {
             pruned += 1;
         } else {
             *budget -= 1;
@@ -331,7 +427,7 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
         method: methods.display_name(tree.method(node)),
         call_site: CallSiteView::of(tree, methods, node),
         self_weight: tree.node_weight(node),
-        edge: tree.edge_weight(node),
+        edge: crate::export::edge_weight(tree, cum, node),
         cum: cum[node.index()],
         cum_share: share(&cum[node.index()], total, metric),
         pruned_children: pruned,
@@ -385,14 +481,14 @@ mod tests {
         let (tree, methods) = sample_tree();
         let nodes = tree.top_nodes(100);
         assert!(nodes.len() >= 3, "{nodes:?}");
-        let copy = HotNodeIds::copy(&tree, &nodes, usize::MAX).unwrap();
+        let copy = HotNodeIds::copy(&tree, &nodes, usize::MAX, tree.config().metric).unwrap();
         let named = copy.name(&methods);
         assert_eq!(named, named_from_the_tree(&tree, &methods, &nodes));
         let deepest = named.iter().find(|node| node.depth == 4).expect("the recursive context");
         let lines: Vec<Option<u32>> =
             deepest.path.iter().map(|step| step.call_site.and_then(|site| site.line)).collect();
         assert_eq!(lines, [None, Some(12), Some(30), Some(30)], "lines come from each step's caller");
-        assert_eq!(hot_nodes(&tree, &methods, 100), named);
+        assert_eq!(hot_nodes(&tree, &methods, 100, tree.config().metric), named);
     }
 
     #[test]
@@ -400,7 +496,8 @@ mod tests {
         let (tree, _) = sample_tree();
         let nodes = tree.top_nodes(100);
         let steps: usize = nodes.iter().map(|&node| tree.depth(node)).sum();
-        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps).unwrap().steps(), steps);
-        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps - 1), Err(TooManySteps { steps }));
+        let metric = tree.config().metric;
+        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps, metric).unwrap().steps(), steps);
+        assert_eq!(HotNodeIds::copy(&tree, &nodes, steps - 1, metric), Err(TooManySteps { steps }));
     }
 }

@@ -26,6 +26,14 @@ fn sample_tree() -> (Pcct, MethodTable) {
     }
     let mut other = Marks::new();
     tree.record(&mut other, &[f(gc, -1)], w(3)).unwrap();
+    // Events: allocations in work and hash, a monitor waited for in main.
+    let (bytes, object) = (methods.intern_type("byte[]"), methods.intern_type("java.lang.Object"));
+    for _ in 0..3 {
+        tree.record_event(&[f(main, 8), f(work, 4), f(bytes, -1)], Weight::allocation(64 << 10, 60)).unwrap();
+    }
+    tree.record_event(&[f(main, 8), f(work, 3), f(hash, 2), f(object, -1)], Weight::allocation(64 << 10, 4096))
+        .unwrap();
+    tree.record_event(&[f(main, 11), f(object, -1)], Weight::lock_wait(7_000_000)).unwrap();
     (tree, methods)
 }
 
@@ -65,7 +73,7 @@ fn flat_json_parses_and_matches_the_tree() {
     assert_eq!(back.total(), tree.total());
     assert_eq!(back.node_count(), tree.node_count());
     let names = |t: &Pcct, m: &MethodTable| {
-        pcct::view::hot_methods(t, m, 10, pcct::MethodOrder::Total)
+        pcct::view::hot_methods(t, m, 10, pcct::MethodOrder::Total, pcct::Metric::CpuNs)
             .into_iter()
             .map(|h| (h.method.display, h.self_weight, h.total))
             .collect::<Vec<_>>()
@@ -73,6 +81,53 @@ fn flat_json_parses_and_matches_the_tree() {
     assert_eq!(names(&back, &back_methods), names(&tree, &methods));
     let edges = |t: &Pcct| t.top_edges(5).into_iter().map(|e| t.edge_weight(e)).collect::<Vec<_>>();
     assert_eq!(edges(&back), edges(&tree));
+    // Every resource survives the round trip, and so do the event hot lists.
+    for metric in Metric::ALL {
+        let sites = |t: &Pcct, m: &MethodTable| {
+            pcct::view::sites(t, m, 10, metric).into_iter().map(|s| (s.class, s.self_weight)).collect::<Vec<_>>()
+        };
+        assert_eq!(sites(&back, &back_methods), sites(&tree, &methods), "{metric:?}");
+    }
+    assert_eq!(back.event_contexts(), tree.event_contexts());
+    assert_eq!(tree.total().alloc_bytes, 4 * (64 << 10));
+    let site = profile.nodes.iter().find(|n| n.self_weight.lock_wait_ns > 0).expect("the monitor's site");
+    assert_eq!(site.edge.lock_wait_ns, 7_000_000, "an edge's event weight is its context's cum");
+    let main = profile.nodes.iter().find(|n| n.depth == 1 && n.call_site == -1 && n.cum.alloc_bytes > 0).unwrap();
+    assert_eq!(main.edge.alloc_bytes, tree.total().alloc_bytes);
+}
+
+#[test]
+fn every_report_counts_any_resource() {
+    let (tree, methods) = sample_tree();
+    for metric in Metric::ALL {
+        let options = ReportOptions { metric, min_cum_share: 0.0 };
+        for format in Format::ALL.into_iter().filter(|format| format.is_text()) {
+            let text = export::write(format, &tree, &methods, &options);
+            assert!(!text.is_empty(), "{format:?} {metric:?}");
+            if format != Format::Json && format != Format::Collapsed {
+                assert!(text.lines().next().unwrap().contains(metric.name()), "{format:?} says {metric:?}:\n{text}");
+            }
+        }
+        let stacks = collapsed::parse(&collapsed::write(&tree, &methods, metric)).unwrap();
+        let sum: u64 = stacks.iter().map(|(_, v)| v).sum();
+        assert_eq!(sum, tree.total().get(metric), "{metric:?}");
+    }
+    let text = collapsed::write(&tree, &methods, Metric::AllocBytes);
+    assert!(text.contains("app.Main.main;app.Main.work;byte[] 196608\n"), "{text}");
+    let xtree = export::write(
+        Format::Xtree,
+        &tree,
+        &methods,
+        &ReportOptions { metric: Metric::LockWaitNs, min_cum_share: 0.0 },
+    );
+    assert!(xtree.contains("java.lang.Object @11"), "the class under the code, at the enter: {xtree}");
+    let xprof = export::write(
+        Format::Xprof,
+        &tree,
+        &methods,
+        &ReportOptions { metric: Metric::AllocObjects, min_cum_share: 0.0 },
+    );
+    assert!(xprof.lines().any(|line| line.ends_with("java.lang.Object") && line.contains("95.79%")), "{xprof}");
 }
 
 #[test]
@@ -112,11 +167,12 @@ fn correlation_of_a_profile_with_itself_is_one() {
 fn subtree_view_is_pruned_and_bounded() {
     let (tree, methods) = sample_tree();
     let cum = tree.cumulative();
-    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 1, max_nodes: 100 };
+    let limits =
+        pcct::view::SubtreeLimits { metric: pcct::Metric::CpuNs, min_share: 0.0, max_depth: 1, max_nodes: 100 };
     let view = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
     assert_eq!(view.children.len(), 2, "main and [gc_active]");
     assert!(view.children.iter().all(|c| c.children.is_empty()));
-    let limits = pcct::view::SubtreeLimits { min_share: 0.0, max_depth: 64, max_nodes: 3 };
+    let limits = pcct::view::SubtreeLimits { metric: pcct::Metric::CpuNs, min_share: 0.0, max_depth: 64, max_nodes: 3 };
     let small = pcct::view::subtree(&tree, &methods, &cum, pcct::NodeId::ROOT, limits);
     fn count(node: &pcct::view::SubtreeNode) -> usize {
         1 + node.children.iter().map(count).sum::<usize>()

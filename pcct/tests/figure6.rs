@@ -80,7 +80,7 @@ fn figure_6_six_samples_give_the_pcct_of_6c() {
     assert_eq!(tree.top_nodes(1), vec![c_from_a]);
     assert_eq!(tree.top_edges(1), vec![c_from_a]);
     // Two A contexts, one A method.
-    let hot = tree.hot_methods(10, pcct::MethodOrder::Total);
+    let hot = tree.hot_methods(10, pcct::MethodOrder::Total, pcct::Metric::CpuNs);
     let a = hot.iter().find(|h| h.method == p.a).unwrap();
     assert_eq!((a.self_weight.samples, a.total.samples, a.contexts), (2, 4, 2));
 }
@@ -146,9 +146,26 @@ fn wall_credit_goes_to_the_previous_leaf() {
     let mut tree = Pcct::new(TreeConfig::default()).unwrap();
     let mut marks = Marks::new();
     let leaf = tree.record(&mut marks, &[Frame::new(a, 1), Frame::new(b, 0)], one()).unwrap().leaf;
-    assert!(tree.record_at_marked_leaf(&marks, Weight { samples: 1, cpu_ns: 0, wall_ns: 5 }));
+    assert!(tree.record_at_marked_leaf(&marks, Weight { samples: 1, cpu_ns: 0, wall_ns: 5, ..Weight::ZERO }));
     assert_eq!(tree.node_weight(leaf).samples, 2);
     assert_eq!(tree.node_weight(leaf).wall_ns, 1_000_005);
     tree.purge();
     assert!(!tree.record_at_marked_leaf(&marks, one()), "stale marks are refused");
+}
+
+#[test]
+fn events_are_recorded_whole_whatever_the_walk_bound() {
+    // An allocation comes with its whole stack (no walk to bound): its
+    // site hangs under its real callers, not under [unattached].
+    let mut methods = MethodTable::new();
+    let ids: Vec<MethodId> = (0..8).map(|i| methods.intern("Deep", &format!("f{i}"), "()V")).collect();
+    let bytes = methods.intern_type("byte[]");
+    let config = TreeConfig { walk_limit: Some(4), ..TreeConfig::default() };
+    let mut tree = Pcct::new(config).unwrap();
+    let stack: Vec<Frame> = ids.iter().map(|&id| Frame::new(id, 1)).chain([Frame::new(bytes, -1)]).collect();
+    let recorded = tree.record_event(&stack, pcct::Weight::allocation(512, 1)).unwrap();
+    assert_eq!(recorded.new_frames, 9);
+    assert_eq!(tree.stats().unattached, 0);
+    assert_eq!(tree.path(recorded.leaf).len(), 9, "f0 -> ... -> f7 -> byte[]");
+    assert_eq!(tree.path(recorded.leaf)[0], child(&tree, NodeId::ROOT, ids[0], -1));
 }

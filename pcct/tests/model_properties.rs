@@ -1,7 +1,9 @@
 //! Property tests of the PCCT against a naive model: a map from the full
 //! context (the path of call sites and methods from the root) to weights,
 //! updated with the same marked-frame rule but without any tree, list or
-//! arena.
+//! arena. Events (allocations, monitor waits) are recorded whole, without
+//! marks, with a class frame as their leaf; in the model every one of
+//! their frames is new, so an edge's event weight is its context's cum.
 
 use std::collections::HashMap;
 
@@ -28,6 +30,14 @@ fn context_of(stack: &[Frame], depth: usize) -> Context {
 }
 
 impl Model {
+    /// An event: every frame new, the thread's previous stack untouched.
+    fn record_event(&mut self, stack: &[Frame], weight: Weight) {
+        const EVENTS: usize = usize::MAX;
+        self.previous.remove(&EVENTS);
+        self.record(EVENTS, stack, weight);
+        self.previous.remove(&EVENTS);
+    }
+
     fn record(&mut self, thread: usize, stack: &[Frame], weight: Weight) {
         let previous = self.previous.get(&thread).cloned().unwrap_or_default();
         // Still marked: same methods through i, same bcis before i.
@@ -73,26 +83,65 @@ struct Step {
     rebci: Option<i32>,
     push: Vec<(u32, i32)>,
     cpu: u64,
+    /// Instead of a sample, an event at the thread's new stack: (class,
+    /// allocation or monitor, size or wait).
+    event: Option<(usize, bool, u64)>,
 }
 
+/// Classes of events' leaves (interned after the methods).
+const CLASSES: usize = 2;
+
 fn steps(methods: u32, max_push: usize) -> impl Strategy<Value = Vec<Step>> {
+    let event = proptest::option::weighted(0.3, (0..CLASSES, any::<bool>(), 1..5_000u64));
     let step = (
         0..3usize,
         0..6usize,
         proptest::option::of(0..3i32),
         prop::collection::vec((0..methods, 0..3i32), 0..max_push),
         1..2_000u64,
+        event,
     )
-        .prop_map(|(thread, pop, rebci, push, cpu)| Step { thread, pop, rebci, push, cpu });
+        .prop_map(|(thread, pop, rebci, push, cpu, event)| Step { thread, pop, rebci, push, cpu, event });
     prop::collection::vec(step, 1..120)
 }
 
-fn intern(table: &mut MethodTable, count: u32) -> Vec<MethodId> {
-    (0..count).map(|i| table.intern(&format!("C{i}"), &format!("m{i}"), "()V")).collect()
+/// A sampled stack or an event.
+struct Sampled {
+    thread: usize,
+    stack: Vec<Frame>,
+    weight: Weight,
+    event: bool,
 }
 
-/// Applies the steps, returning the stacks that were sampled.
-fn stacks_of(steps: &[Step], ids: &[MethodId], distinct: bool) -> Vec<(usize, Vec<Frame>, Weight)> {
+impl Sampled {
+    fn record(&self, tree: &mut Pcct, marks: &mut HashMap<usize, Marks>) -> Result<pcct::Recorded, pcct::Dropped> {
+        if self.event {
+            tree.record_event(&self.stack, self.weight)
+        } else {
+            tree.record(marks.entry(self.thread).or_default(), &self.stack, self.weight)
+        }
+    }
+
+    fn record_in(&self, model: &mut Model) {
+        if self.event {
+            model.record_event(&self.stack, self.weight);
+        } else {
+            model.record(self.thread, &self.stack, self.weight);
+        }
+    }
+}
+
+/// `count` methods, then [`CLASSES`] classes.
+fn intern(table: &mut MethodTable, count: u32) -> Vec<MethodId> {
+    let mut ids: Vec<MethodId> = (0..count).map(|i| table.intern(&format!("C{i}"), &format!("m{i}"), "()V")).collect();
+    ids.extend((0..CLASSES).map(|i| table.intern_type(&format!("T{i}[]"))));
+    ids
+}
+
+/// Applies the steps, returning the stacks that were sampled (events with
+/// their class frame on top).
+fn stacks_of(steps: &[Step], ids: &[MethodId], distinct: bool) -> Vec<Sampled> {
+    let classes = &ids[ids.len() - CLASSES..];
     let mut current: HashMap<usize, Vec<Frame>> = HashMap::new();
     let mut out = Vec::new();
     for step in steps {
@@ -109,7 +158,22 @@ fn stacks_of(steps: &[Step], ids: &[MethodId], distinct: bool) -> Vec<(usize, Ve
             }
             stack.push(frame);
         }
-        out.push((step.thread, stack.clone(), Weight::sample(step.cpu, 1_000)));
+        let sampled = match step.event {
+            None => Sampled {
+                thread: step.thread,
+                stack: stack.clone(),
+                weight: Weight::sample(step.cpu, 1_000),
+                event: false,
+            },
+            Some((class, allocation, amount)) => {
+                let mut stack = stack.clone();
+                stack.push(Frame::new(classes[class], -1));
+                let weight =
+                    if allocation { Weight::allocation(amount * 16, amount) } else { Weight::lock_wait(amount) };
+                Sampled { thread: step.thread, stack, weight, event: true }
+            }
+        };
+        out.push(sampled);
     }
     out
 }
@@ -143,19 +207,25 @@ proptest! {
         let mut tree = Pcct::new(config).unwrap();
         let mut model = Model::default();
         let mut marks: HashMap<usize, Marks> = HashMap::new();
-        for (thread, stack, weight) in stacks_of(&steps, &ids, false) {
-            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
-            model.record(thread, &stack, weight);
+        for sampled in stacks_of(&steps, &ids, false) {
+            sampled.record(&mut tree, &mut marks).unwrap();
+            sampled.record_in(&mut model);
         }
         prop_assert_eq!(tree.total(), model.total);
 
-        // Same contexts, same self and edge weights.
+        // Same contexts, same self and edge weights (an edge's event
+        // weights are its context's cum).
         let mut seen = 0;
+        let cum = tree.cumulative();
         for node in tree.nodes().skip(1) {
             let context = tree_context(&tree, node);
             let model_edge = model.edge_weight.get(&context).copied().unwrap_or_default();
             let model_self = model.self_weight.get(&context).copied().unwrap_or_default();
-            prop_assert_eq!(tree.edge_weight(node), model_edge, "edge {:?}", context);
+            prop_assert_eq!(tree.edge_weight(node), model_edge.time(), "edge {:?}", context);
+            prop_assert_eq!(tree.edge_weight(node).with_events_of(&cum[node.index()]), model_edge, "edge {:?}", context);
+            for metric in Metric::ALL {
+                prop_assert_eq!(tree.node_value(node, metric), model_self.get(metric));
+            }
             prop_assert_eq!(tree.node_weight(node), model_self, "self {:?}", context);
             seen += 1;
         }
@@ -180,6 +250,33 @@ proptest! {
             prop_assert_eq!(&hot[..], &model_methods[..n.min(model_methods.len())]);
         }
 
+        // Every event resource has its hot lists of contexts and methods:
+        // the same order as a full sort of the model.
+        for event in Metric::EVENTS {
+            let mut model_nodes: Vec<u64> = model.self_weight.values().map(|w| w.get(event)).filter(|&v| v > 0).collect();
+            model_nodes.sort_unstable_by(|a, b| b.cmp(a));
+            let mut model_methods: Vec<u64> = model.method_self.values().map(|w| w.get(event)).filter(|&v| v > 0).collect();
+            model_methods.sort_unstable_by(|a, b| b.cmp(a));
+            let mut model_edges: Vec<u64> = model.edge_weight.values().map(|w| w.get(event)).filter(|&v| v > 0).collect();
+            model_edges.sort_unstable_by(|a, b| b.cmp(a));
+            for n in [1, 3, capacity, capacity + 5, 1_000] {
+                let nodes: Vec<u64> = tree.top_nodes_by(event, n).into_iter().map(|id| tree.node_value(id, event)).collect();
+                prop_assert_eq!(&nodes[..], &model_nodes[..n.min(model_nodes.len())], "{:?}", event);
+                let hot: Vec<u64> = tree.top_methods_by_self_in(event, n).into_iter().map(|(_, w)| w.get(event)).collect();
+                prop_assert_eq!(&hot[..], &model_methods[..n.min(model_methods.len())], "{:?}", event);
+                let edges: Vec<u64> = tree.top_edges_by(event, n).into_iter().map(|id| cum[id.index()].get(event)).collect();
+                prop_assert_eq!(&edges[..], &model_edges[..n.min(model_edges.len())], "{:?}", event);
+            }
+            let listed: Vec<u64> = tree.hot_node_list_by(event).unwrap().map(|id| tree.node_value(id, event)).collect();
+            check_sorted(&listed);
+            prop_assert!(listed.len() <= capacity);
+        }
+        // A time resource other than the tree's is answered by a sort.
+        let mut model_samples: Vec<u64> = model.self_weight.values().map(|w| w.samples).filter(|&v| v > 0).collect();
+        model_samples.sort_unstable_by(|a, b| b.cmp(a));
+        let nodes: Vec<u64> = tree.top_nodes_by(Metric::Samples, 5).into_iter().map(|id| tree.node_weight(id).samples).collect();
+        prop_assert_eq!(&nodes[..], &model_samples[..5.min(model_samples.len())]);
+
         // The hot lists themselves are always sorted and bounded.
         let listed: Vec<u64> = tree.hot_node_list().map(|id| tree.node_weight(id).get(metric)).collect();
         check_sorted(&listed);
@@ -201,13 +298,25 @@ proptest! {
         assert_incremental_totals_match(&tree)?;
         // hot_methods (from the incremental counters) orders like a full sort
         // of the model, by self and by total.
-        for (order, model_map) in [(pcct::MethodOrder::SelfWeight, &model.method_self), (pcct::MethodOrder::Total, &model.method_total)] {
+        for (order, model_map, metric) in [
+            (pcct::MethodOrder::SelfWeight, &model.method_self, Metric::CpuNs),
+            (pcct::MethodOrder::Total, &model.method_total, Metric::CpuNs),
+            (pcct::MethodOrder::SelfWeight, &model.method_self, Metric::AllocBytes),
+            (pcct::MethodOrder::Total, &model.method_total, Metric::LockWaitNs),
+        ] {
+            // A method belongs in a list by an event resource when it has
+            // any of it, in a list by a time resource when it has any time.
+            let belongs = |m: &MethodId| {
+                let total = model.method_total[m];
+                if metric.is_event() { total.get(metric) > 0 } else { total.has_time() }
+            };
             let mut expected: Vec<(u64, MethodId)> = model.method_total.keys()
+                .filter(|m| belongs(m))
                 .map(|m| (model_map.get(m).copied().unwrap_or_default().get(metric), *m))
                 .collect();
             expected.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             for n in [0, 1, 3, 100] {
-                let got: Vec<u64> = tree.hot_methods(n, order).iter().map(|entry| match order {
+                let got: Vec<u64> = tree.hot_methods(n, order, metric).iter().map(|entry| match order {
                     pcct::MethodOrder::SelfWeight => entry.self_weight.get(metric),
                     pcct::MethodOrder::Total => entry.total.get(metric),
                 }).collect();
@@ -223,14 +332,14 @@ proptest! {
         let ids = intern(&mut methods, 8);
         let mut tree = Pcct::new(TreeConfig::default()).unwrap();
         let mut marks: HashMap<usize, Marks> = HashMap::new();
-        for (thread, stack, weight) in stacks_of(&steps, &ids, !recursive) {
-            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
+        for sampled in stacks_of(&steps, &ids, !recursive) {
+            sampled.record(&mut tree, &mut marks).unwrap();
         }
         let totals: HashMap<MethodId, pcct::MethodTotals> = tree.method_totals().into_iter().map(|t| (t.method, t)).collect();
-        for stanza in xarc::stanzas(&tree) {
+        for stanza in xarc::stanzas(&tree, Metric::CpuNs) {
             let sum = |records: &[(MethodId, xarc::Arc)]| {
                 records.iter().fold(xarc::Arc::default(), |mut acc, (_, record)| {
-                    acc.calls += record.calls;
+                    acc.calls.add(&record.calls);
                     acc.base.add(&record.base);
                     acc.cum.add(&record.cum);
                     acc
@@ -250,8 +359,9 @@ proptest! {
             }
             // Without recursion: children decompose cum - base.
             if !recursive {
-                prop_assert_eq!(children.cum.samples, stanza.own.cum.samples - stanza.own.base.samples);
-                prop_assert_eq!(children.cum.cpu_ns, stanza.own.cum.cpu_ns - stanza.own.base.cpu_ns);
+                for metric in Metric::ALL {
+                    prop_assert_eq!(children.cum.get(metric), stanza.own.cum.get(metric) - stanza.own.base.get(metric));
+                }
             }
         }
     }
@@ -271,18 +381,20 @@ proptest! {
         let mut recorded = Weight::ZERO;
         let mut dropped = 0;
         let samples = stacks_of(&steps, &ids, false);
-        for (thread, stack, weight) in &samples {
-            match tree.record(marks.entry(*thread).or_default(), stack, *weight) {
+        for sampled in &samples {
+            match sampled.record(&mut tree, &mut marks) {
                 Ok(done) => {
-                    recorded.add(weight);
-                    // A bounded walk never adds more than BUFSIZE frames.
-                    if let Some(limit) = walk {
+                    recorded.add(&sampled.weight);
+                    // A bounded walk never adds more than BUFSIZE frames
+                    // (events, which are not walked, are recorded whole).
+                    if let Some(limit) = walk.filter(|_| sampled.weight.has_time()) {
                         prop_assert!(done.new_frames <= limit);
                     }
                 }
                 Err(_) => dropped += 1,
             }
             prop_assert!(tree.node_count() <= max_nodes);
+            prop_assert!(tree.arena_used() <= tree.arena_limit(), "{} > {}", tree.arena_used(), tree.arena_limit());
         }
         assert_incremental_totals_match(&tree)?;
         // The recursion flag follows the tree path, unattached roots included.
@@ -301,10 +413,13 @@ proptest! {
         prop_assert_eq!(tree.top_nodes(10).len(), 0);
         prop_assert_eq!(tree.top_edges(10).len(), 0);
         prop_assert_eq!(tree.top_methods_by_self(10).len(), 0);
+        prop_assert_eq!(tree.top_nodes_by(Metric::AllocBytes, 10).len(), 0);
+        prop_assert_eq!(tree.event_contexts(), 0);
         // Marks from before the purge are ignored: recording starts at the root.
-        if let Some((thread, stack, weight)) = samples.last().filter(|s| s.1.len() + 3 < max_nodes) {
-            let recorded = tree.record(marks.entry(*thread).or_default(), stack, *weight).unwrap();
-            prop_assert_eq!(recorded.new_frames, match walk { Some(limit) => stack.len().min(limit), None => stack.len() });
+        if let Some(sampled) = samples.last().filter(|s| s.stack.len() + 3 < max_nodes) {
+            let recorded = sampled.record(&mut tree, &mut marks).unwrap();
+            let stack = &sampled.stack;
+            prop_assert_eq!(recorded.new_frames, match walk.filter(|_| sampled.weight.has_time()) { Some(limit) => stack.len().min(limit), None => stack.len() });
         }
     }
 
@@ -315,15 +430,15 @@ proptest! {
         let mut tree = Pcct::new(TreeConfig { mode: TreeMode::HotMethods, ..TreeConfig::default() }).unwrap();
         let mut model = Model::default();
         let mut marks: HashMap<usize, Marks> = HashMap::new();
-        for (thread, stack, weight) in stacks_of(&steps, &ids, false) {
-            tree.record(marks.entry(thread).or_default(), &stack, weight).unwrap();
-            model.record(thread, &stack, weight);
+        for sampled in stacks_of(&steps, &ids, false) {
+            sampled.record(&mut tree, &mut marks).unwrap();
+            sampled.record_in(&mut model);
         }
         prop_assert_eq!(tree.node_count(), 1);
         for (method, weight) in tree.top_methods_by_self(usize::MAX) {
             prop_assert_eq!(Some(&weight), model.method_self.get(&method));
         }
-        let totals = tree.hot_methods(usize::MAX, pcct::MethodOrder::Total);
-        prop_assert_eq!(totals.len(), model.method_self.values().filter(|w| !w.is_zero()).count());
+        let totals = tree.hot_methods(usize::MAX, pcct::MethodOrder::Total, Metric::CpuNs);
+        prop_assert_eq!(totals.len(), model.method_self.values().filter(|w| w.has_time()).count());
     }
 }

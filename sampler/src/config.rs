@@ -83,6 +83,9 @@ pub struct SamplerConfig {
     pub exclude_after_failures: u32,
     /// Bytes the method names may take before the table starts over.
     pub methods_limit: usize,
+    /// Events (sampled allocations, monitor waits) that may wait for the
+    /// sampler between two ticks; 0 when no event is reported (no queue).
+    pub event_capacity: usize,
     pub tree: TreeConfig,
 }
 
@@ -100,6 +103,7 @@ impl Default for SamplerConfig {
             recent_capacity: 4096,
             exclude_after_failures: 64,
             methods_limit: 32 << 20,
+            event_capacity: 0,
             tree: TreeConfig::default(),
         }
     }

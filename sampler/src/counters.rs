@@ -279,6 +279,21 @@ counters! {
     /// Classes a recompile request named that could not be retransformed
     /// (not loaded, or refused by the VM).
     retransform_failures,
+    /// Sampled allocations recorded in the profile.
+    allocations_recorded,
+    /// Sampled allocations not recorded: the queue to the sampler was full,
+    /// or the arena was.
+    allocations_dropped,
+    /// Bytes and objects the recorded allocations stand for (estimated,
+    /// see `events::allocation_weight`).
+    alloc_bytes_recorded,
+    alloc_objects_recorded,
+    /// Contended monitor enters recorded in the profile (each one waited).
+    monitor_waits_recorded,
+    /// Contended monitor enters not recorded: the queue or the arena was full.
+    monitor_waits_dropped,
+    /// Nanoseconds the recorded monitor enters waited.
+    lock_wait_ns_recorded,
 }
 
 impl Counters {

@@ -14,6 +14,8 @@
 //!   each thread's marked frames, choose and signal threads.
 //! - [`shared`]: what the agent and the HTTP server read (profile, counters,
 //!   recent samples, run-time control).
+//! - [`events`]: allocations and monitor waits the agent's JVMTI callbacks
+//!   report, queued (lock-free, bounded) for the sampler to record.
 //! - [`heap`]: the counting allocator the agent library installs, so pcct
 //!   can say how much heap it holds.
 //!
@@ -27,6 +29,7 @@ pub mod agct;
 pub mod config;
 pub mod counters;
 mod error;
+pub mod events;
 pub mod handler;
 pub mod heap;
 pub mod hotspot;
@@ -37,6 +40,7 @@ pub mod sampler;
 pub mod shared;
 pub mod signal;
 pub mod slots;
+pub mod thread_names;
 pub mod timer;
 
 pub use config::{Mode, SamplerConfig};

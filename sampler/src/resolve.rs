@@ -13,6 +13,8 @@ pub struct MethodDesc {
     pub name: String,
     pub signature: String,
     pub lines: Vec<LineEntry>,
+    /// The class's source file (`HashMap.java`), when the class file names one.
+    pub file: Option<String>,
 }
 
 /// Why a method id could not be named.
@@ -88,6 +90,9 @@ impl MethodCache {
                     let id = methods.intern(&desc.class, &desc.name, &desc.signature);
                     if !desc.lines.is_empty() && methods.get(id).lines.is_none() {
                         methods.set_lines(id, desc.lines);
+                    }
+                    if let Some(file) = desc.file.as_deref().filter(|_| methods.get(id).file.is_none()) {
+                        methods.set_file(id, file);
                     }
                     id
                 }

@@ -15,16 +15,23 @@
 //!    last sample (its CPU time carries over), else mark the slot REQUESTED
 //!    and send the signal. Its handler runs on the thread (see `handler`);
 //!    the result is collected at the next tick.
+//!
+//! Steps 2-4 also take the events (sampled allocations, monitor waits) the
+//! agent's callbacks queued since the previous tick (see `events`): their
+//! frames are named with the samples', and each is recorded with its whole
+//! stack under its class, without marks.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pcct::{Builtin, Frame, Marks, MethodId, Weight};
+use pcct::{Builtin, Frame, Marks, MethodId, Weight, NO_BCI};
 
 use crate::agct::AgctError;
 use crate::config::Mode;
 use crate::counters::Counters;
+use crate::events::{Event, EventKind};
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
@@ -130,6 +137,10 @@ pub struct Sampler<'r> {
     threads: Vec<Option<ThreadState>>,
     cache: MethodCache,
     pending: Vec<Collected>,
+    /// Events taken from the queue, waiting to be recorded.
+    events: Vec<Event>,
+    /// Event classes interned in the profile's method table, by name.
+    classes: HashMap<String, MethodId>,
     scratch_stack: Vec<Frame>,
     scratch_marks: Marks,
     pseudo: Vec<MethodId>,
@@ -157,6 +168,8 @@ impl<'r> Sampler<'r> {
             threads: (0..slots::MAX_THREADS).map(|_| None).collect(),
             cache: MethodCache::default(),
             pending: Vec::new(),
+            events: Vec::new(),
+            classes: HashMap::new(),
             scratch_stack: Vec::with_capacity(depth + 1),
             scratch_marks: Marks::new(),
             pseudo: Vec::new(),
@@ -252,13 +265,10 @@ impl<'r> Sampler<'r> {
     /// Steps 3-4: names the collected samples' methods and records them
     /// (or keeps them for the next tick when the profile lock stays busy).
     fn record_pending(&mut self, lock_wait: Duration, start: u64) {
-        for sample in &self.pending {
-            for &(method_id, _) in &sample.frames {
-                self.cache.resolve_if_new(method_id, self.resolver);
-            }
-        }
+        self.take_events();
+        self.resolve_new_methods();
         let shared = Arc::clone(&self.shared);
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.events.is_empty() {
             if let Some(mut profile) = shared.profile.try_lock() {
                 profile.tree.purge_if_due(Instant::now());
             }
@@ -299,9 +309,10 @@ impl<'r> Sampler<'r> {
             recent.push(record);
         }
         drop(recent);
-        profile.tree.purge_if_due(Instant::now());
         self.pending = pending;
         self.pending.clear();
+        self.record_events(profile);
+        profile.tree.purge_if_due(Instant::now());
         shared.drained_at_ns.store(now_ns(), Ordering::Release);
         shared.drained_tick.store(self.tick, Ordering::Release);
         shared.counters.drain_time.observe(now_ns() - start);
@@ -320,13 +331,88 @@ impl<'r> Sampler<'r> {
         }
         profile.methods = Arc::new(pcct::MethodTable::new());
         self.pseudo.clear();
+        self.classes.clear();
         self.cache.clear();
         self.shared.recent.lock().clear();
         counters_add(&self.shared.counters.method_table_resets, 1);
-        for sample in &self.pending {
-            for &(method_id, _) in &sample.frames {
-                self.cache.resolve_if_new(method_id, self.resolver);
+        self.resolve_new_methods();
+    }
+
+    /// Names the method ids of the waiting samples' and events' frames
+    /// that the cache does not know (no lock held).
+    fn resolve_new_methods(&mut self) {
+        let samples = self.pending.iter().flat_map(|sample| &sample.frames);
+        let events = self.events.iter().flat_map(|event| &event.frames);
+        for &(method_id, _) in samples.chain(events) {
+            self.cache.resolve_if_new(method_id, self.resolver);
+        }
+    }
+
+    /// Takes the events the callbacks queued since the previous tick, and
+    /// counts those the full queue dropped. At most a queue's worth waits
+    /// here (for a profile lock readers hold): the rest stays in the queue,
+    /// which then drops new events, so the memory of events is at most two
+    /// queues' worth.
+    fn take_events(&mut self) {
+        let Some(queue) = self.shared.events.as_ref() else { return };
+        let counters = &self.shared.counters;
+        counters_add(&counters.allocations_dropped, queue.take_dropped(EventKind::Allocation));
+        counters_add(&counters.monitor_waits_dropped, queue.take_dropped(EventKind::Monitor));
+        for _ in self.events.len()..queue.capacity() {
+            match queue.pop() {
+                Some(event) => self.events.push(event),
+                None => break,
             }
+        }
+    }
+
+    /// Records every waiting event (under the profile lock): its stack,
+    /// named, root first (under `[truncated]` when it was deeper than
+    /// `depth`), its class on top, recorded whole without marks.
+    fn record_events(&mut self, profile: &mut crate::shared::Profile) {
+        let events = std::mem::take(&mut self.events);
+        let depth = self.shared.config.depth;
+        for event in &events {
+            self.scratch_stack.clear();
+            if event.truncated || event.frames.len() > depth {
+                self.scratch_stack.push(Frame::new(Builtin::Truncated.id(), NO_BCI));
+            }
+            for &(method_id, bci) in event.frames.iter().take(depth).rev() {
+                let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
+                self.scratch_stack.push(Frame::new(method, bci));
+            }
+            let class = match self.classes.get(&event.class) {
+                Some(&class) => class,
+                None => {
+                    let class = Arc::make_mut(&mut profile.methods).intern_type(&event.class);
+                    self.classes.insert(event.class.clone(), class);
+                    class
+                }
+            };
+            self.scratch_stack.push(Frame::new(class, NO_BCI));
+            let recorded = profile.tree.record_event(&self.scratch_stack, event.weight).is_ok();
+            self.count_event(event, recorded);
+        }
+        self.events = events;
+        self.events.clear();
+    }
+
+    /// Counts an event recorded or dropped (arena full, or too many waiting).
+    fn count_event(&self, event: &Event, recorded: bool) {
+        let counters = &self.shared.counters;
+        let weight = &event.weight;
+        match (event.kind, recorded) {
+            (EventKind::Allocation, true) => {
+                counters_add(&counters.allocations_recorded, 1);
+                counters_add(&counters.alloc_bytes_recorded, weight.alloc_bytes);
+                counters_add(&counters.alloc_objects_recorded, weight.alloc_objects);
+            }
+            (EventKind::Monitor, true) => {
+                counters_add(&counters.monitor_waits_recorded, 1);
+                counters_add(&counters.lock_wait_ns_recorded, weight.lock_wait_ns);
+            }
+            (EventKind::Allocation, false) => counters_add(&counters.allocations_dropped, 1),
+            (EventKind::Monitor, false) => counters_add(&counters.monitor_waits_dropped, 1),
         }
     }
 
@@ -435,7 +521,7 @@ impl<'r> Sampler<'r> {
             return record;
         };
         let depth = self.shared.config.depth;
-        let weight = Weight { samples: 1, cpu_ns: sample.cpu_delta, wall_ns: sample.wall_delta };
+        let weight = Weight::sample(sample.cpu_delta, sample.wall_delta);
         record.outcome = match classify(sample, self.mode, depth) {
             Classification::Filtered => self.record_filtered(sample.cpu_delta),
             Classification::Credited => self.record_credit(profile, &state, weight),
@@ -782,6 +868,7 @@ mod tests {
                 name: format!("m{:x}", method_id as usize),
                 signature: "()V".to_string(),
                 lines: Vec::new(),
+                file: None,
             })
         }
     }
@@ -827,6 +914,51 @@ mod tests {
         let main_to_loop = tree.edge_weight(loops[0]).samples;
         assert_eq!(main_to_loop, 1, "main -> loop was entered once; the partial walk did not make it new again");
         assert_eq!(tree.total().samples, 4);
+    }
+
+    #[test]
+    fn queued_events_are_recorded_whole_under_their_class_and_leave_the_marks_alone() {
+        const MAIN: usize = 0x10;
+        const LOOP: usize = 0x20;
+        let config = crate::SamplerConfig { event_capacity: 4, ..crate::SamplerConfig::default() };
+        let shared = Arc::new(Shared::new(config).expect("shared"));
+        let registry = Arc::new(Registry::new(DEPTH));
+        let mut names = FakeNames;
+        let mut sampler = Sampler::new(Arc::clone(&shared), registry, &mut names);
+        sampler.threads[0] = Some(ThreadState::new(1, 1, 0, 0));
+        let queue = shared.events.as_ref().expect("a queue");
+        let event = |kind, class: &str, weight| crate::events::Event {
+            kind,
+            frames: vec![(LOOP, 12), (MAIN, 7)],
+            truncated: false,
+            class: class.to_string(),
+            weight,
+        };
+        sampler.pending = vec![walked(&[LOOP, MAIN], Walker::Vm, None)];
+        sampler.record_pending(Duration::from_secs(1), now_ns());
+        assert!(queue.push(event(EventKind::Allocation, "byte[]", Weight::allocation(4096, 4))));
+        assert!(queue.push(event(EventKind::Monitor, "java.lang.Object", Weight::lock_wait(5_000))));
+        sampler.pending = vec![walked(&[LOOP, MAIN], Walker::Vm, None)];
+        sampler.record_pending(Duration::from_secs(1), now_ns());
+
+        let profile = shared.profile.lock();
+        let tree = &profile.tree;
+        let name = |node: NodeId| profile.methods.display_name(tree.method(node));
+        let loop_node = tree.nodes().find(|&node| name(node) == format!("Fake.m{LOOP:x}")).expect("main -> loop");
+        assert_eq!(tree.edge_weight(loop_node).samples, 1, "the events did not make main -> loop new again");
+        let classes: Vec<(String, i32, Weight)> =
+            tree.children(loop_node).map(|node| (name(node), tree.call_site(node), tree.node_weight(node))).collect();
+        assert_eq!(
+            classes.iter().map(|(name, site, _)| (name.as_str(), *site)).collect::<Vec<_>>(),
+            [("java.lang.Object", 12), ("byte[]", 12)],
+            "each class under the code, through the allocation's bytecode index"
+        );
+        assert_eq!(tree.total().samples, 2);
+        assert_eq!(tree.total().alloc_bytes, 4096);
+        assert_eq!(tree.total().lock_wait_ns, 5_000);
+        let counters = shared.counters.snapshot();
+        assert_eq!((counters.allocations_recorded, counters.alloc_bytes_recorded), (1, 4096));
+        assert_eq!((counters.monitor_waits_recorded, counters.lock_wait_ns_recorded), (1, 5_000));
     }
 
     #[test]

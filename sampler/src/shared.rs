@@ -16,10 +16,12 @@
 //! a page's frames with the profile's method table); so a reader that holds
 //! `recent` holds `profile` too, and the sampler, which only ever *tries*
 //! `profile` for a bounded time, never waits for `recent` behind a reader.
-//! `vm` and `disabled` are leaf locks (nothing else is taken under them).
-//! `jit` (the inline table, `pcct_jit::live`) is never taken by the sampler
-//! thread: the JVMTI callbacks that load and unload code, HTTP readers and
-//! the dump take it, with nothing else held.
+//! `vm`, `disabled` and `thread_names` are leaf locks (nothing else is
+//! taken under them); the sampler thread never takes `thread_names`, so
+//! JVMTI callbacks on Java threads may. `jit` (the inline table,
+//! `pcct_jit::live`) is never taken by the sampler thread either: the JVMTI
+//! callbacks that load and unload code, HTTP readers and the dump take it,
+//! with nothing else held.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -31,7 +33,9 @@ use pcct::{MethodTable, Pcct, TreeConfig};
 use crate::config::{Mode, SamplerConfig};
 use crate::counters::Counters;
 use crate::error::Result;
+use crate::events::EventQueue;
 use crate::recent::RecentSamples;
+use crate::thread_names::ThreadNames;
 
 /// The tree and the names of its methods.
 ///
@@ -118,6 +122,9 @@ pub struct VmInfo {
     /// What compiled code's debug information describes: every instruction
     /// (DebugNonSafepoints on) or only safepoints, and who decided.
     pub debug_info: String,
+    /// Which events (sampled allocations, contended monitor enters) are
+    /// recorded beside the samples.
+    pub events: String,
 }
 
 pub struct Shared {
@@ -128,6 +135,9 @@ pub struct Shared {
     pub recent: Mutex<RecentSamples>,
     pub control: Control,
     pub config: SamplerConfig,
+    /// Events the agent's callbacks hand to the sampler (lock-free; none
+    /// when no event is reported).
+    pub events: Option<EventQueue>,
     pub vm: Mutex<VmInfo>,
     pub started: Instant,
     /// Set when the sampler thread has returned.
@@ -144,6 +154,9 @@ pub struct Shared {
     /// What HotSpot's JIT compiled and inlined (the inline table), fed by
     /// the agent's CompiledMethodLoad/Unload callbacks.
     pub jit: pcct_jit::Jit,
+    /// Java thread names by kernel thread id (written at registration,
+    /// read by answers; never by the sampler thread).
+    pub thread_names: Mutex<ThreadNames>,
 }
 
 impl Shared {
@@ -153,6 +166,7 @@ impl Shared {
             counters: Counters::default(),
             recent: Mutex::new(RecentSamples::new(config.recent_capacity)),
             control: Control::new(&config),
+            events: (config.event_capacity > 0).then(|| EventQueue::new(config.event_capacity)),
             config,
             vm: Mutex::new(VmInfo::default()),
             started: Instant::now(),
@@ -161,6 +175,7 @@ impl Shared {
             drained_at_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
             jit: pcct_jit::Jit::default(),
+            thread_names: Mutex::new(ThreadNames::new()),
         })
     }
 

@@ -103,7 +103,19 @@ impl HeavyJobs {
         shared: &Arc<Shared>,
         work: impl FnOnce(Profile) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
-        let permit = tokio::time::timeout(PERMIT_WAIT, Arc::clone(&self.permits).acquire_owned())
+        self.run_waiting(shared, PERMIT_WAIT, work).await
+    }
+
+    /// [`HeavyJobs::run`], waiting at most `wait` for a permit (the end of
+    /// a profile window waits longer than a report: giving up would lose
+    /// the whole window).
+    pub async fn run_waiting<T: Send + 'static>(
+        &self,
+        shared: &Arc<Shared>,
+        wait: Duration,
+        work: impl FnOnce(Profile) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
             .await
             .map_err(|_| ApiError::busy("too many report requests at once; retry shortly"))?
             .map_err(|_| ApiError::busy("shutting down"))?;

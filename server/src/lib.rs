@@ -21,11 +21,13 @@ pub mod heavy;
 pub mod json_answer;
 pub mod metrics;
 pub mod params;
+pub mod push;
 pub mod routes;
 pub mod same_origin;
 pub mod serve;
 pub mod state;
 pub mod text_budget;
+pub mod window;
 
 use std::time::Instant;
 
@@ -47,16 +49,21 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/", get(routes::page::page))
         .route("/healthz", get(routes::health::healthz))
+        .route("/login", get(routes::login::show).post(routes::login::login))
+        .route("/logout", post(routes::login::logout))
         .route("/metrics", get(routes::metrics::metrics))
         .route("/flamegraph.svg", get(routes::flamegraph::flamegraph))
         .route("/api/status", get(routes::status::status))
         .route("/api/hot-methods", get(routes::hot::hot_methods))
         .route("/api/hot-edges", get(routes::hot::hot_edges))
         .route("/api/hot-nodes", get(routes::hot::hot_nodes))
+        .route("/api/sites", get(routes::hot::sites))
         .route("/api/tree", get(routes::tree::tree))
         .route("/api/samples", get(routes::samples::samples))
         .route("/api/reports/{kind}", get(routes::reports::report))
         .route("/api/collapsed", get(routes::reports::collapsed))
+        .route("/api/pprof", get(routes::pprof::cumulative))
+        .route("/debug/pprof/profile", get(routes::pprof::window))
         .route("/api/purge", post(routes::control::purge))
         .route("/api/sampling", post(routes::control::sampling))
         .route("/api/jit/advice", get(routes::jit::advice))

@@ -61,6 +61,13 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_jit_classes_retransformed_total", "Classes retransformed on recompile requests: done, or failed (not loaded, refused).", MetricType::COUNTER, &["result"]),
     ("pcct_hot_method_self_seconds", "CPU (or wall) seconds of the top-K methods' self time since the last purge.", MetricType::GAUGE, &["rank", "method"]),
     ("pcct_hot_method_self_ratio", "Share (0..1) of the profile in the top-K methods' self time.", MetricType::GAUGE, &["rank", "method"]),
+    ("pcct_allocations_total", "Sampled allocations: recorded in the profile, or dropped (queue to the sampler or arena full).", MetricType::COUNTER, &["result"]),
+    ("pcct_alloc_bytes_total", "Bytes allocated, estimated from the recorded allocation samples (rate(): the allocation rate).", MetricType::COUNTER, &[]),
+    ("pcct_alloc_objects_total", "Objects allocated, estimated from the recorded allocation samples.", MetricType::COUNTER, &[]),
+    ("pcct_monitor_waits_total", "Contended monitor enters: recorded in the profile, or dropped (queue or arena full).", MetricType::COUNTER, &["result"]),
+    ("pcct_lock_wait_seconds_total", "Time threads waited to enter contended monitors (recorded enters).", MetricType::COUNTER, &[]),
+    ("pcct_hot_alloc_bytes", "Bytes allocated at the top-K allocation sites (type, allocating method) since the last purge.", MetricType::GAUGE, &["rank", "method", "type"]),
+    ("pcct_hot_lock_wait_seconds", "Seconds waited at the top-K contended monitor sites (monitor class, waiting method) since the last purge.", MetricType::GAUGE, &["rank", "method", "monitor"]),
 ];
 
 struct SamplerCollector {
@@ -205,6 +212,18 @@ impl SamplerCollector {
             put("pcct_methods_total", counter(value as f64, vec![label("result", result)]));
         }
         put("pcct_method_table_resets_total", c(counters.method_table_resets));
+        for (result, value) in [("recorded", counters.allocations_recorded), ("dropped", counters.allocations_dropped)]
+        {
+            put("pcct_allocations_total", counter(value as f64, vec![label("result", result)]));
+        }
+        put("pcct_alloc_bytes_total", c(counters.alloc_bytes_recorded));
+        put("pcct_alloc_objects_total", c(counters.alloc_objects_recorded));
+        for (result, value) in
+            [("recorded", counters.monitor_waits_recorded), ("dropped", counters.monitor_waits_dropped)]
+        {
+            put("pcct_monitor_waits_total", counter(value as f64, vec![label("result", result)]));
+        }
+        put("pcct_lock_wait_seconds_total", counter(counters.lock_wait_ns_recorded as f64 / 1e9, Vec::new()));
         put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
         put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
@@ -251,7 +270,72 @@ impl SamplerCollector {
             put("pcct_hot_method_self_seconds", gauge(seconds, labels()));
             put("pcct_hot_method_self_ratio", gauge(value / total, labels()));
         }
+        // The sites' sorted lists: O(K).
+        let sites = [
+            ("pcct_hot_alloc_bytes", "type", pcct::Metric::AllocBytes, 1.0),
+            ("pcct_hot_lock_wait_seconds", "monitor", pcct::Metric::LockWaitNs, 1e-9),
+        ];
+        for (family, class_label, metric, scale) in sites {
+            for (rank, node) in tree.hot_node_list_by(metric).into_iter().flatten().take(self.top_k).enumerate() {
+                let (class, code) = site_names(tree, &profile.methods, node);
+                let labels =
+                    vec![label("rank", &(rank + 1).to_string()), label("method", &code), label(class_label, &class)];
+                put(family, gauge(tree.node_value(node, metric) as f64 * scale, labels));
+            }
+        }
         out
+    }
+}
+
+/// A site's class (the node's type) and its code (the caller's name).
+fn site_names(tree: &pcct::Pcct, methods: &pcct::MethodTable, node: pcct::NodeId) -> (String, String) {
+    let code = tree.parent(node).unwrap_or(pcct::NodeId::ROOT);
+    (methods.display_name(tree.method(node)), methods.display_name(tree.method(code)))
+}
+
+/// The periodic push's counters (`crate::push`), when it runs.
+struct PushCollector {
+    stats: Arc<crate::push::PushStats>,
+    descs: Vec<Desc>,
+}
+
+/// The push's families: (name, help, type).
+const PUSH_FAMILIES: &[(&str, &str, MetricType)] = &[
+    ("pcct_push_windows_total", "Profile windows the push made.", MetricType::COUNTER),
+    ("pcct_push_sent_total", "Windows the receiver accepted.", MetricType::COUNTER),
+    ("pcct_push_failures_total", "Send attempts that failed (retried after a back-off).", MetricType::COUNTER),
+    (
+        "pcct_push_dropped_total",
+        "Windows dropped: the queue was full or the receiver refused them.",
+        MetricType::COUNTER,
+    ),
+    ("pcct_push_queued", "Windows waiting to be sent.", MetricType::GAUGE),
+    ("pcct_push_sent_bytes_total", "Bytes the receiver accepted.", MetricType::COUNTER),
+];
+
+impl Collector for PushCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let stats = &self.stats;
+        let values = [&stats.windows, &stats.sent, &stats.failures, &stats.dropped, &stats.queued, &stats.bytes_sent]
+            .map(|counter| counter.load(Ordering::Relaxed) as f64);
+        PUSH_FAMILIES
+            .iter()
+            .zip(values)
+            .map(|((name, help, kind), value)| {
+                let mut family = MetricFamily::default();
+                family.set_name(name.to_string());
+                family.set_help(help.to_string());
+                family.set_field_type(*kind);
+                let metric =
+                    if *kind == MetricType::GAUGE { gauge(value, Vec::new()) } else { counter(value, Vec::new()) };
+                family.set_metric(vec![metric]);
+                family
+            })
+            .collect()
     }
 }
 
@@ -287,7 +371,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(shared: Arc<Shared>, top_k: usize) -> Metrics {
+    pub fn new(shared: Arc<Shared>, top_k: usize, push: Option<Arc<crate::push::PushStats>>) -> Metrics {
         let registry = Registry::new();
         let http_requests = IntCounterVec::new(
             Opts::new("pcct_http_requests_total", "HTTP requests by route template and status code."),
@@ -318,6 +402,16 @@ impl Metrics {
         registry.register(Box::new(heavy_jobs.clone())).expect("unique metric");
         registry.register(Box::new(heavy_jobs_peak.clone())).expect("unique metric");
         registry.register(Box::new(SamplerCollector::new(shared, top_k))).expect("unique metrics");
+        if let Some(stats) = push {
+            let descs = PUSH_FAMILIES
+                .iter()
+                .map(|(name, help, _)| {
+                    Desc::new(name.to_string(), help.to_string(), Vec::new(), HashMap::new())
+                        .expect("valid metric description")
+                })
+                .collect();
+            registry.register(Box::new(PushCollector { stats, descs })).expect("unique metrics");
+        }
         Metrics { registry, http_requests, http_duration, heavy_jobs, heavy_jobs_peak }
     }
 

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use pcct::Metric;
+
 use crate::error::ApiError;
 
 /// Longest query string accepted.
@@ -77,19 +79,39 @@ impl Params {
         }
     }
 
-    /// The report metric: `cpu`, `wall` or `samples`.
-    pub fn metric(&self, default: pcct::Metric) -> Result<pcct::Metric, ApiError> {
-        let default_name = match default {
-            pcct::Metric::CpuNs => "cpu",
-            pcct::Metric::WallNs => "wall",
-            pcct::Metric::Samples => "samples",
-        };
-        Ok(match self.choice("metric", &["cpu", "wall", "samples"], default_name)? {
-            "wall" => pcct::Metric::WallNs,
-            "samples" => pcct::Metric::Samples,
-            _ => pcct::Metric::CpuNs,
-        })
+    /// The resource asked for, `default` when absent (see [`Params::resource`]).
+    pub fn metric(&self, default: Metric) -> Result<Metric, ApiError> {
+        Ok(self.resource()?.unwrap_or(default))
     }
+
+    /// The resource asked for, if any: `resource=` or `metric=` (two names
+    /// of one parameter: the routes had `metric=` before allocations and
+    /// locks made it a resource; not both), any of [`Metric::ALL`] by its
+    /// name (`cpu` and `wall` too).
+    pub fn resource(&self) -> Result<Option<Metric>, ApiError> {
+        let (name, text) = match (self.get("resource"), self.get("metric")) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => {
+                return Err(ApiError::parameter(
+                    "resource",
+                    "give resource or metric (one parameter, two names), not both",
+                ))
+            }
+            (Some(text), None) => ("resource", text),
+            (None, Some(text)) => ("metric", text),
+        };
+        Metric::parse(text)
+            .map(Some)
+            .ok_or_else(|| ApiError::parameter(name, format!("must be one of: {}", Metric::accepted())))
+    }
+}
+
+/// The names the resource parameter goes by (see [`Params::resource`]).
+pub const RESOURCE: [&str; 2] = ["resource", "metric"];
+
+/// `names` and the resource parameter's, for [`Params::parse`].
+pub fn with_resource(names: &[&'static str]) -> Vec<&'static str> {
+    names.iter().copied().chain(RESOURCE).collect()
 }
 
 #[cfg(test)]
@@ -109,5 +131,24 @@ mod tests {
         assert_eq!(params.integer("limit", 1, 10, 3).unwrap_err().parameter.as_deref(), Some("limit"));
         let long = "a".repeat(MAX_QUERY_BYTES + 1);
         assert!(Params::parse(Some(&long), &[]).is_err());
+    }
+
+    #[test]
+    fn the_resource_goes_by_two_names_takes_every_metric_and_says_what_it_allows() {
+        let allowed = with_resource(&[]);
+        for metric in Metric::ALL {
+            for name in RESOURCE {
+                let params = Params::parse(Some(&format!("{name}={}", metric.name())), &allowed).unwrap();
+                assert_eq!(params.resource().unwrap(), Some(metric));
+            }
+        }
+        let params = Params::parse(Some("metric=cpu"), &allowed).unwrap();
+        assert_eq!(params.metric(Metric::Samples).unwrap(), Metric::CpuNs);
+        assert_eq!(Params::parse(None, &allowed).unwrap().metric(Metric::WallNs).unwrap(), Metric::WallNs);
+        let error = Params::parse(Some("resource=bytes"), &allowed).unwrap().resource().unwrap_err();
+        assert_eq!(error.parameter.as_deref(), Some("resource"));
+        assert!(error.message.contains("alloc_bytes") && error.message.contains("lock_wait_ns"), "{}", error.message);
+        let both = Params::parse(Some("resource=cpu&metric=cpu"), &allowed).unwrap().resource().unwrap_err();
+        assert_eq!(both.parameter.as_deref(), Some("resource"));
     }
 }

@@ -44,8 +44,7 @@ pub async fn require_same_origin(State(state): State<AppState>, request: Request
 /// `Ok` for a request a web page on another site could not have sent,
 /// else why it is refused.
 pub fn check(request: &Request, allowed_hosts: &[String]) -> Result<(), String> {
-    let authority = request.uri().authority().map(|authority| authority.as_str().to_string());
-    let host = authority.or_else(|| header_text(request.headers(), header::HOST).map(str::to_string));
+    let host = request_host(request);
     if let Some(host) = &host {
         if !allowed_host(host, allowed_hosts) {
             let shown: String = host.chars().take(100).collect();
@@ -58,16 +57,39 @@ pub fn check(request: &Request, allowed_hosts: &[String]) -> Result<(), String> 
     if matches!(*request.method(), Method::GET | Method::HEAD) {
         return Ok(());
     }
+    check_cross_site(request)
+}
+
+/// The request's host: its absolute URI's authority, else its `Host`.
+fn request_host(request: &Request) -> Option<String> {
+    let authority = request.uri().authority().map(|authority| authority.as_str().to_string());
+    authority.or_else(|| header_text(request.headers(), header::HOST).map(str::to_string))
+}
+
+/// `Ok` for a request other than GET or HEAD that a page of another origin
+/// could not have made a browser send: no other `Origin`, and typed
+/// `application/json`. Also the check of requests that carry only a
+/// browser session cookie (`crate::auth`).
+pub fn check_cross_site(request: &Request) -> Result<(), String> {
     if let Some(origin) = header_text(request.headers(), header::ORIGIN) {
-        if !host.as_deref().is_some_and(|host| same_origin(origin, host)) {
+        if !request_host(request).as_deref().is_some_and(|host| same_origin(origin, host)) {
             let shown: String = origin.chars().take(100).collect();
-            return Err(format!("a {} from another origin ({shown:?}) is refused without a token", request.method()));
+            return Err(format!("a {} from another origin ({shown:?}) is refused", request.method()));
         }
     }
     if !header_text(request.headers(), header::CONTENT_TYPE).is_some_and(is_json) {
         return Err(format!("a {} needs Content-Type: application/json", request.method()));
     }
     Ok(())
+}
+
+/// Whether `origin`, if the request has one, is the request's own (for
+/// the login form, whose post is not JSON).
+pub fn origin_is_own(request_headers: &HeaderMap, host: Option<&str>) -> bool {
+    match header_text(request_headers, header::ORIGIN) {
+        None => true,
+        Some(origin) => host.is_some_and(|host| same_origin(origin, host)),
+    }
 }
 
 fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {

@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,37 @@ impl Default for ServerConfig {
         }
     }
 }
+
+/// Requests on one connection that may outlive the connection's lifetime
+/// (profile windows: up to `routes::pprof::MAX_SECONDS`), put into every
+/// request's extensions. While one is held, the lifetime waits for it, up
+/// to [`LONG_REQUEST_GRACE`] beyond the lifetime.
+#[derive(Clone, Default)]
+pub struct LongRequests(Arc<AtomicUsize>);
+
+/// Held while a long request runs.
+pub struct LongRequest(Arc<AtomicUsize>);
+
+impl LongRequests {
+    pub fn hold(&self) -> LongRequest {
+        self.0.fetch_add(1, Ordering::AcqRel);
+        LongRequest(Arc::clone(&self.0))
+    }
+
+    fn active(&self) -> bool {
+        self.0.load(Ordering::Acquire) > 0
+    }
+}
+
+impl Drop for LongRequest {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Most a connection with a long request outlives its lifetime: the
+/// longest window plus the time to compute its answer.
+pub const LONG_REQUEST_GRACE: Duration = Duration::from_secs(crate::routes::pprof::MAX_SECONDS + 60);
 
 /// A running server.
 pub struct ServerHandle {
@@ -162,8 +193,9 @@ async fn accept_loop(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
-        let limits = (config.header_timeout, config.connection_lifetime);
+        let long = LongRequests::default();
+        let service = TowerToHyperService::new(app.clone().layer(axum::Extension(long.clone())));
+        let limits = (config.header_timeout, config.connection_lifetime, long);
         connections.spawn(serve_connection(stream, service, limits, shutdown.clone(), permit));
     }
     let _ =
@@ -171,12 +203,14 @@ async fn accept_loop(
 }
 
 /// Serves one connection until the client is done, its lifetime is up or
-/// the server shuts down; `limits` are the header timeout and the lifetime,
-/// `permit` its place among the open connections.
+/// the server shuts down; `limits` are the header timeout, the lifetime
+/// and the connection's long requests (which hold the lifetime off, up to
+/// [`LONG_REQUEST_GRACE`] more), `permit` its place among the open
+/// connections.
 async fn serve_connection(
     stream: tokio::net::TcpStream,
     service: TowerToHyperService<axum::Router>,
-    (header_timeout, lifetime): (Duration, Duration),
+    (header_timeout, lifetime, long): (Duration, Duration, LongRequests),
     mut shutdown: watch::Receiver<bool>,
     permit: OwnedSemaphorePermit,
 ) {
@@ -184,15 +218,25 @@ async fn serve_connection(
     builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
-    tokio::select! {
-        _ = connection.as_mut() => {}
-        _ = tokio::time::sleep(lifetime) => {
-            connection.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
-        }
-        _ = shutdown.changed() => {
-            connection.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+    let hard_end = tokio::time::Instant::now() + lifetime + LONG_REQUEST_GRACE;
+    let mut end = tokio::time::Instant::now() + lifetime;
+    loop {
+        tokio::select! {
+            _ = connection.as_mut() => break,
+            _ = tokio::time::sleep_until(end) => {
+                if long.active() && end < hard_end {
+                    end = (end + Duration::from_millis(250)).min(hard_end);
+                    continue;
+                }
+                connection.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+                break;
+            }
+            _ = shutdown.changed() => {
+                connection.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await;
+                break;
+            }
         }
     }
     drop(permit);

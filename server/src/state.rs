@@ -10,9 +10,12 @@ use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
+use crate::auth::Sessions;
 use crate::error::ApiError;
 use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
+use crate::push::{PushConfig, PushStats};
+use crate::window::WindowBudget;
 
 /// Settings of the server, from the agent's options.
 #[derive(Clone)]
@@ -36,6 +39,9 @@ pub struct AppConfig {
     pub text_budget: usize,
     /// Most bytes of one JSON answer; larger ones get 413.
     pub json_budget: usize,
+    /// The periodic push, if there is one (`crate::push`): its settings
+    /// and counters, shown by /api/status and /metrics.
+    pub push: Option<(Arc<PushStats>, PushConfig)>,
 }
 
 impl Default for AppConfig {
@@ -49,6 +55,7 @@ impl Default for AppConfig {
             heavy_requests: 2,
             text_budget: crate::text_budget::MAX_TEXT_BYTES,
             json_budget: crate::json_answer::MAX_JSON_BYTES,
+            push: None,
         }
     }
 }
@@ -58,6 +65,10 @@ pub struct Inner {
     pub config: AppConfig,
     pub metrics: Metrics,
     pub heavy: HeavyJobs,
+    /// The bytes the starts of open profile windows hold.
+    pub windows: Arc<WindowBudget>,
+    /// Browser sessions opened by the login form (with a token).
+    pub sessions: parking_lot::Mutex<Sessions>,
     pub started: Instant,
 }
 
@@ -76,9 +87,10 @@ impl std::ops::Deref for AppState {
 /// fresh and how large the data is.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProfileHeader {
-    pub samples: u64,
-    pub cpu_ns: u64,
-    pub wall_ns: u64,
+    /// Every resource recorded since the last purge (`samples`, `cpu_ns`,
+    /// `wall_ns`, and the event resources that are not zero).
+    #[serde(flatten)]
+    pub total: pcct::Weight,
     pub nodes: usize,
     /// Purge generation: node ids are valid within one epoch.
     pub epoch: u64,
@@ -96,8 +108,14 @@ pub struct ProfileHeader {
 impl AppState {
     pub fn new(shared: Arc<Shared>, config: AppConfig) -> AppState {
         let heavy = HeavyJobs::new(config.heavy_requests);
-        let metrics = Metrics::new(Arc::clone(&shared), config.metrics_top);
-        AppState(Arc::new(Inner { shared, config, metrics, heavy, started: Instant::now() }))
+        let metrics = Metrics::new(
+            Arc::clone(&shared),
+            config.metrics_top,
+            config.push.as_ref().map(|(stats, _)| Arc::clone(stats)),
+        );
+        let windows = WindowBudget::new(crate::window::MAX_WINDOW_BYTES);
+        let sessions = parking_lot::Mutex::new(Sessions::default());
+        AppState(Arc::new(Inner { shared, config, metrics, heavy, windows, sessions, started: Instant::now() }))
     }
 
     /// `value` as a JSON answer within the server's JSON budget, or 413
@@ -107,11 +125,8 @@ impl AppState {
     }
 
     pub fn header(&self, tree: &pcct::Pcct) -> ProfileHeader {
-        let total = tree.total();
         ProfileHeader {
-            samples: total.samples,
-            cpu_ns: total.cpu_ns,
-            wall_ns: total.wall_ns,
+            total: tree.total(),
             nodes: tree.node_count(),
             epoch: tree.epoch(),
             metric: tree.config().metric.name(),

@@ -23,10 +23,12 @@ impl BudgetedText {
 
     /// The text, or `None` if the budget was exceeded.
     pub fn finish(self) -> Option<String> {
-        if self.exceeded {
-            return None;
-        }
-        String::from_utf8(self.bytes).ok()
+        self.finish_bytes().and_then(|bytes| String::from_utf8(bytes).ok())
+    }
+
+    /// The bytes, or `None` if the budget was exceeded.
+    pub fn finish_bytes(self) -> Option<Vec<u8>> {
+        (!self.exceeded).then_some(self.bytes)
     }
 }
 
@@ -56,6 +58,15 @@ pub fn within_budget(budget: usize, write: impl FnOnce(&mut dyn io::Write) -> io
     }
 }
 
+/// [`within_budget`] for a binary answer (pprof).
+pub fn within_budget_bytes(budget: usize, write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> Option<Vec<u8>> {
+    let mut bytes = BudgetedText::new(budget);
+    match write(&mut bytes) {
+        Ok(()) => bytes.finish_bytes(),
+        Err(_) => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +76,7 @@ mod tests {
         assert_eq!(within_budget(5, |out| out.write_all(b"hello")), Some("hello".to_string()));
         assert_eq!(within_budget(4, |out| out.write_all(b"hello")), None);
         assert_eq!(within_budget(100, |out| writeln!(out, "{}", "x".repeat(50))).map(|t| t.len()), Some(51));
+        assert_eq!(within_budget_bytes(2, |out| out.write_all(&[0xff, 0])), Some(vec![0xff, 0]));
+        assert_eq!(within_budget_bytes(1, |out| out.write_all(&[0xff, 0])), None);
     }
 }

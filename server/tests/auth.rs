@@ -106,3 +106,92 @@ fn the_comparison_is_exact() {
     }
     assert!(constant_time_eq(b"", b""));
 }
+
+/// The session cookie a successful login sets (`name=value`).
+async fn log_in(fixture: &Fixture) -> String {
+    let form = format!("token={TOKEN}");
+    let headers = [("content-type", "application/x-www-form-urlencoded"), ("origin", "http://127.0.0.1:1")];
+    let headers = [headers[0], headers[1], ("host", "127.0.0.1:1")];
+    let answer = fixture.send_raw(method("POST"), "/login", &headers, Body::from(form)).await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(answer.headers[header::LOCATION], "/");
+    let cookie = answer.headers[header::SET_COOKIE].to_str().unwrap().to_string();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(cookie.contains(attribute), "{cookie}");
+    }
+    assert!(!cookie.contains(TOKEN), "the cookie carries the token: {cookie}");
+    cookie.split(';').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_browser_logs_in_with_the_token_and_then_uses_a_session_cookie() {
+    let fixture = Fixture::with_token();
+    // A browser asking for the page without credentials gets the login form.
+    let page = fixture.send_raw(method("GET"), "/", &[("accept", "text/html,*/*")], Body::empty()).await;
+    assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+    assert!(page.content_type().starts_with("text/html") && page.text().contains("action=\"/login\""));
+    let form = fixture.get("/login").await;
+    assert_eq!(form.status, StatusCode::OK);
+    assert!(form.text().contains("type=\"password\""));
+    // A wrong token: the form again, 401, after a wait.
+    let started = std::time::Instant::now();
+    let wrong = fixture
+        .send_raw(
+            method("POST"),
+            "/login",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            Body::from("token=nope"),
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(wrong.text().contains("not the token") && wrong.headers.get(header::SET_COOKIE).is_none());
+    assert!(started.elapsed() >= std::time::Duration::from_millis(400));
+    // From another origin, even the right token is refused.
+    let foreign = [
+        ("content-type", "application/x-www-form-urlencoded"),
+        ("origin", "http://evil.example"),
+        ("host", "127.0.0.1:1"),
+    ];
+    let answer = fixture.send_raw(method("POST"), "/login", &foreign, Body::from(format!("token={TOKEN}"))).await;
+    assert_eq!(answer.error(StatusCode::FORBIDDEN), None);
+
+    let cookie = log_in(&fixture).await;
+    let with_cookie = |extra: &[(&'static str, &'static str)]| {
+        let mut headers: Vec<(&str, &str)> = vec![("cookie", cookie.as_str())];
+        headers.extend_from_slice(extra);
+        headers
+    };
+    for path in ["/", "/api/status", "/flamegraph.svg", "/api/pprof"] {
+        let answer = fixture.send_raw(method("GET"), path, &with_cookie(&[]), Body::empty()).await;
+        assert_eq!(answer.status, StatusCode::OK, "GET {path} with the session cookie");
+    }
+    // Changes need the cross-site checks: JSON, and no other origin.
+    const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
+    let json = JSON;
+    let answer = fixture.send_raw(method("POST"), "/api/sampling", &with_cookie(&json), Body::from("{}")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let form_typed = [("content-type", "application/x-www-form-urlencoded")];
+    let answer = fixture.send_raw(method("POST"), "/api/purge", &with_cookie(&form_typed), Body::empty()).await;
+    assert_eq!(answer.error(StatusCode::FORBIDDEN), None);
+    let other = [("content-type", "application/json"), ("origin", "http://127.0.0.1:9999"), ("host", "127.0.0.1:1")];
+    let answer = fixture.send_raw(method("POST"), "/api/purge", &with_cookie(&other), Body::empty()).await;
+    assert_eq!(answer.error(StatusCode::FORBIDDEN), None);
+    assert_eq!(fixture.shared.profile.lock().tree.total().samples, TOTAL_SAMPLES, "a refused purge purged");
+    // A made-up session is no session; logging out ends the real one.
+    let answer =
+        fixture.send_raw(method("GET"), "/api/status", &[("cookie", "pcct_session=00ff")], Body::empty()).await;
+    assert_refused(&answer, "a made-up session");
+    let out = fixture.send_raw(method("POST"), "/logout", &with_cookie(&json), Body::empty()).await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert!(out.headers[header::SET_COOKIE].to_str().unwrap().contains("Max-Age=0"));
+    let answer = fixture.send_raw(method("GET"), "/api/status", &with_cookie(&[]), Body::empty()).await;
+    assert_refused(&answer, "a session after logout");
+}
+
+#[tokio::test]
+async fn without_a_token_the_login_form_leads_to_the_page() {
+    let fixture = Fixture::new();
+    let answer = fixture.get("/login").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    assert_eq!(answer.headers[header::LOCATION], "/");
+}

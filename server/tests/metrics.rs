@@ -28,8 +28,9 @@ async fn metrics_expose_sample_outcomes_and_the_profile() {
     let text = answer.text();
     assert_eq!(value(&text, "pcct_samples_total{outcome=\"recorded\"}"), Some(COUNTED_RECORDED as f64), "{text}");
     assert_eq!(value(&text, "pcct_samples_total{outcome=\"filtered\"}"), Some(COUNTED_FILTERED as f64));
-    assert_eq!(value(&text, "pcct_pcct_nodes"), Some(5.0));
-    assert_eq!(value(&text, "pcct_pcct_edges"), Some(4.0));
+    // The root, main, compute, hash, read, and the classes of the three events' sites.
+    assert_eq!(value(&text, "pcct_pcct_nodes"), Some(8.0));
+    assert_eq!(value(&text, "pcct_pcct_edges"), Some(7.0));
     assert_eq!(value(&text, "pcct_profile_samples"), Some(TOTAL_SAMPLES as f64));
     assert_eq!(value(&text, "pcct_methods_named"), Some(4.0));
     assert_eq!(value(&text, "pcct_sampling_running"), Some(1.0));

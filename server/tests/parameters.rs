@@ -23,11 +23,17 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
         ("limt=5", "limt"),
         ("LIMIT=5", "LIMIT"),
     ];
+    // The resource goes by two names, `resource` and `metric`.
     let metric = [
         ("metric=bogus", "metric"),
         ("metric=", "metric"),
         ("metric=CPU", "metric"),
         ("metric=cpu&metric=wall", "metric"),
+        ("resource=bytes", "resource"),
+        ("resource=", "resource"),
+        ("resource=ALLOC_BYTES", "resource"),
+        ("resource=alloc_bytes&resource=lock_wait_ns", "resource"),
+        ("resource=cpu&metric=cpu", "resource"),
     ];
     let min_share = [
         ("min_share=-0.1", "min_share"),
@@ -40,19 +46,24 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
         ("min_share=1e400", "min_share"),
         ("min_share=0.1&min_share=0.2", "min_share"),
     ];
-    let mut cases: Vec<(&str, &'static str)> = vec![("x=1", "x"), ("&&unknown", "unknown")];
+    let mut cases: Vec<(&str, &'static str)> = vec![("bogus=1", "bogus"), ("&&unknown", "unknown")];
     match path {
         "/api/hot-methods" => {
             cases.extend(limit);
+            cases.extend(metric);
             cases.extend([("by=cum", "by"), ("by=", "by"), ("by=SELF", "by"), ("by=self&by=total", "by")]);
         }
-        "/api/hot-edges" | "/api/hot-nodes" => cases.extend(limit),
+        "/api/hot-edges" | "/api/hot-nodes" | "/api/sites" => {
+            cases.extend(limit);
+            cases.extend(metric);
+        }
         "/api/jit/advice" | "/api/jit/directives" => {
             cases.extend(limit);
             cases.extend(min_share);
         }
         "/api/tree" => {
             cases.extend(min_share);
+            cases.extend(metric);
             cases.extend([
                 ("max_depth=0", "max_depth"),
                 ("max_depth=65", "max_depth"),
@@ -81,7 +92,7 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
                 ("filtered=only&filtered=only", "filtered"),
             ]);
         }
-        "/api/reports/xprof" | "/api/reports/xarc" | "/api/reports/xtree" => {
+        "/api/reports/xprof" | "/api/reports/xarc" | "/api/reports/xtree" | "/api/reports/sites" => {
             cases.extend(min_share);
             cases.extend(metric);
         }
@@ -92,7 +103,7 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
         "/flamegraph.svg" => {
             cases.extend(metric);
             cases.extend(min_share);
-            cases.push(("title=a&title=b", "title"));
+            cases.extend([("title=a&title=b", "title"), ("x=abc", "x"), ("y=-1", "y"), ("x=1&x=2", "x")]);
         }
         _ => cases.extend([("limit=5", "limit"), ("since=0", "since")]),
     }
@@ -102,7 +113,10 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
             owned.push((format!("path={}", vec!["*"; 257].join(";")), "path"));
             owned.push((format!("path={}", "a".repeat(1025)), "path"));
         }
-        "/flamegraph.svg" => owned.push((format!("title={}", "t".repeat(201)), "title")),
+        "/flamegraph.svg" => {
+            owned.push((format!("title={}", "t".repeat(201)), "title"));
+            owned.push((format!("s={}", "s".repeat(201)), "s"));
+        }
         _ => {}
     }
     owned
@@ -157,6 +171,19 @@ async fn valid_bounds_are_accepted() {
     }
     let title = "t".repeat(200);
     assert_eq!(fixture.get(&format!("/flamegraph.svg?title={title}")).await.status, StatusCode::OK);
+    // Every resource, by its name and alias and by either parameter name,
+    // on every route that takes one.
+    let names = pcct::Metric::ALL.iter().flat_map(|metric| std::iter::once(metric.name()).chain(metric.alias()));
+    for name in names {
+        for (_, path, parameters) in PARAMETERS.iter().filter(|(_, _, parameters)| parameters.contains(&"resource")) {
+            for parameter in ["resource", "metric"] {
+                assert!(parameters.contains(&parameter), "{path} takes both names");
+                let uri = format!("{path}?{parameter}={name}");
+                let answer = fixture.get(&uri).await;
+                assert_eq!(answer.status, StatusCode::OK, "{uri}: {}", String::from_utf8_lossy(&answer.body));
+            }
+        }
+    }
     let path = vec!["*"; 256].join(";");
     assert_eq!(fixture.get(&format!("/api/tree?path={path}")).await.status, StatusCode::OK);
 }

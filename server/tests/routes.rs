@@ -224,7 +224,10 @@ async fn status_reports_options_counters_and_profile() {
     assert_eq!(body["sampling"]["interval_ns"], 10 * MS);
     assert_eq!(body["sampling"]["disabled"], "signal taken");
     assert_eq!(body["profile"]["samples"], TOTAL_SAMPLES);
-    assert_eq!(body["profile"]["nodes"], 5, "root, main, compute, hash, read");
+    assert_eq!(body["profile"]["nodes"], 8, "root, main, compute, hash, read, and three event sites");
+    assert_eq!(body["event_contexts"], 3);
+    assert_eq!(body["profile"]["alloc_bytes"], BYTE_ARRAY_BYTES + OBJECT_BYTES);
+    assert_eq!(body["profile"]["lock_wait_ns"], LOCK_WAIT_NS);
     assert_eq!(body["methods_named"], 4);
     assert_eq!(body["counters"]["samples_recorded"], COUNTED_RECORDED);
     assert_eq!(body["counters"]["samples_filtered"], COUNTED_FILTERED);

@@ -21,13 +21,17 @@
 pub mod agent_so;
 pub mod attach;
 pub mod browser;
+pub mod control;
+pub mod devtools;
 pub mod fixture;
 pub mod http;
 pub mod jdk;
 pub mod jvm;
 pub mod poll;
+pub mod pprof;
 pub mod profile;
 pub mod prometheus;
+pub mod receiver;
 pub mod stress;
 pub mod summary;
 pub mod temp;

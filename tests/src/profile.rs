@@ -14,7 +14,7 @@ pub struct Profile {
 }
 
 fn add(a: Weight, b: Weight) -> Weight {
-    Weight { samples: a.samples + b.samples, cpu_ns: a.cpu_ns + b.cpu_ns, wall_ns: a.wall_ns + b.wall_ns }
+    a.plus(&b)
 }
 
 impl Profile {

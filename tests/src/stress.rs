@@ -84,13 +84,20 @@ pub const BUSY_ROUTES: &[&str] = &[
     "/api/hot-methods?limit=20&by=total",
     "/api/hot-edges?limit=20",
     "/api/hot-nodes?limit=20",
+    "/api/hot-methods?limit=20&resource=alloc_bytes",
+    "/api/hot-edges?limit=20&resource=alloc_bytes",
+    "/api/sites?limit=20&resource=alloc_bytes",
+    "/api/sites?limit=20&resource=lock_wait_ns",
     "/api/tree?max_depth=8&max_nodes=500",
+    "/api/tree?max_depth=8&max_nodes=500&resource=alloc_objects",
     "/api/samples?limit=50&filtered=include",
     "/api/reports/xtree",
     "/api/reports/xarc",
     "/api/reports/xprof",
     "/api/collapsed",
+    "/api/collapsed?resource=alloc_bytes",
     "/flamegraph.svg",
+    "/flamegraph.svg?resource=alloc_bytes",
     "/api/status",
     "/metrics",
 ];
@@ -226,6 +233,16 @@ pub fn tree_stat(profile: &serde_json::Value, name: &str) -> u64 {
     profile["stats"][name].as_u64().unwrap_or_else(|| panic!("no stats.{name} in the profile"))
 }
 
+/// The counters of the outcomes a sent signal ends in, exactly one each.
+pub const SIGNAL_OUTCOMES: [&str; 6] = [
+    "samples_recorded",
+    "samples_failed",
+    "samples_filtered",
+    "samples_dropped_full",
+    "samples_lost",
+    "samples_retired",
+];
+
 /// The sampler's conservation laws, checked on a JSON profile written at
 /// VM death (sampling has stopped, nothing is outstanding): every signal
 /// sent ended in exactly one outcome, and the profile holds exactly the
@@ -233,14 +250,7 @@ pub fn tree_stat(profile: &serde_json::Value, name: &str) -> u64 {
 /// purged).
 pub fn assert_counters_conserved(profile: &serde_json::Value) {
     let counter = |name| sampler_counter(profile, name);
-    let outcomes = [
-        "samples_recorded",
-        "samples_failed",
-        "samples_filtered",
-        "samples_dropped_full",
-        "samples_lost",
-        "samples_retired",
-    ];
+    let outcomes = SIGNAL_OUTCOMES;
     let described = describe_counters(profile, &[&["signals_sent"][..], &outcomes[..]].concat());
     let ended: u64 = outcomes.iter().map(|name| counter(name)).sum();
     assert_eq!(counter("signals_sent"), ended, "every signal sent ends in one outcome: {described}");

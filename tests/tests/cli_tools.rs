@@ -124,17 +124,17 @@ fn bad_command_lines_and_bad_files_are_named() {
     assert_eq!(one.status.code(), Some(2), "{:?}", text(&one));
     assert!(text(&one).1.starts_with("pcct: correlate needs exactly two profiles\n"), "{:?}", text(&one));
 
-    let metric = pcct(&["report", a, "--metric", "bytes"], dir.path());
-    assert_eq!(metric.status.code(), Some(2));
-    assert!(
-        text(&metric).1.starts_with("pcct: --metric must be cpu, wall or samples, not `bytes`"),
-        "{:?}",
-        text(&metric)
-    );
+    for option in ["--metric", "--resource"] {
+        let metric = pcct(&["report", a, option, "bytes"], dir.path());
+        assert_eq!(metric.status.code(), Some(2));
+        let expected = format!("pcct: --resource must be one of {}, not `bytes`", pcct::Metric::accepted());
+        assert!(text(&metric).1.starts_with(&expected), "{:?}", text(&metric));
+    }
 
     let format = pcct(&["report", a, "--format", "svg"], dir.path());
     assert_eq!(format.status.code(), Some(2));
-    assert!(text(&format).1.contains("--format must be summary, xtree, xarc, xprof, collapsed or json"));
+    let expected = "--format must be summary or one of collapsed, json, xtree, xarc, xprof, sites, pprof";
+    assert!(text(&format).1.contains(expected), "{:?}", text(&format));
 
     let bad_stacks = dir.path().join("bad.stacks");
     std::fs::write(&bad_stacks, format!("1000\tmain\t{MAIN}\n2000\tmain\tApp|work|()V|x\n")).unwrap();
@@ -171,7 +171,7 @@ fn empty_deep_and_huge_inputs_get_an_answer_or_a_clear_error() {
     let deep_frames: Vec<String> = (0..20_000).map(|i| format!("App|recurse|()V|{}", i % 7)).collect();
     let deep_refs: Vec<&str> = deep_frames.iter().map(String::as_str).collect();
     let deep = import(dir.path(), "deep", &stacks(&[(&deep_refs, 3)]));
-    for format in ["summary", "xtree", "xarc", "xprof", "collapsed", "json"] {
+    for format in ["summary", "xtree", "xarc", "xprof", "sites", "collapsed", "json"] {
         let run = pcct(&["report", deep.to_str().unwrap(), "--format", format], dir.path());
         assert!(run.status.success(), "report --format {format} of a deep profile: {:?}", text(&run).1);
     }
@@ -465,4 +465,63 @@ fn odd_names_never_split_a_line_of_any_report() {
     let json = pcct(&["report", a, "--format", "json"], dir.path());
     let value: serde_json::Value = serde_json::from_str(&text(&json).0).expect("valid JSON");
     assert!(value["methods"].as_array().unwrap().iter().any(|m| m["name"] == "r\ru\u{1b}n\u{7f}"), "{value}");
+}
+
+/// A profile with CPU samples and events: 3/4 of the bytes are byte[]
+/// allocated in App.work (bci 12, line 40), 1/4 App$Small in App.copy; a
+/// java.lang.Object monitor waited for in App.main (bci 9).
+fn events_profile(dir: &Path) -> PathBuf {
+    use pcct::{Frame, Marks, MethodTable, Pcct, TreeConfig, Weight};
+    let mut methods = MethodTable::new();
+    let main = methods.intern("App", "main", "()V");
+    let work = methods.intern("App", "work", "()V");
+    let copy = methods.intern("App", "copy", "()V");
+    methods.set_lines(work, vec![pcct::LineEntry { start_bci: 10, line: 40 }]);
+    let (bytes, small, object) =
+        (methods.intern_type("byte[]"), methods.intern_type("App$Small"), methods.intern_type("java.lang.Object"));
+    let mut tree = Pcct::new(TreeConfig::default()).expect("a tree");
+    let f = Frame::new;
+    tree.record(&mut Marks::new(), &[f(main, 3), f(work, 1)], Weight::sample(5_000_000, 5_000_000)).unwrap();
+    for _ in 0..3 {
+        tree.record_event(&[f(main, 3), f(work, 12), f(bytes, -1)], Weight::allocation(1 << 20, 1000)).unwrap();
+    }
+    tree.record_event(&[f(main, 4), f(copy, 2), f(small, -1)], Weight::allocation(1 << 20, 65536)).unwrap();
+    tree.record_event(&[f(main, 9), f(object, -1)], Weight::lock_wait(3_000_000)).unwrap();
+    let path = dir.join("events.json");
+    std::fs::write(&path, pcct::export::json::write(&tree, &methods)).expect("write the profile");
+    path
+}
+
+#[test]
+fn report_by_resource_and_the_sites_of_allocations_and_monitors() {
+    let dir = TempDir::new("cli-tools-resources");
+    let profile = events_profile(dir.path());
+    let profile = profile.to_str().unwrap();
+
+    let summary = pcct(&["report", profile, "--resource", "alloc_bytes"], dir.path());
+    let (stdout, stderr) = text(&summary);
+    assert!(summary.status.success(), "{stderr}");
+    assert!(stdout.contains("Events: 4194304 bytes, 68536 objects, 3.000 lock wait ms, 1 enters"), "{stdout}");
+    assert!(stdout.contains("Resource: alloc_bytes (bytes)"), "{stdout}");
+    let sites: Vec<&str> = stdout.lines().skip_while(|line| !line.contains("Hot sites")).skip(1).take(2).collect();
+    assert!(sites[0].contains("byte[] <- App.work @12 (line 40)") && sites[0].contains("75.0%"), "{stdout}");
+    assert!(sites[1].contains("App$Small <- App.copy @2") && sites[1].ends_with("100.0%"), "{stdout}");
+
+    let table = pcct(&["report", profile, "--format", "sites", "--metric", "lock_wait_ns"], dir.path());
+    let (stdout, stderr) = text(&table);
+    assert!(table.status.success(), "{stderr}");
+    let row = stdout.lines().nth(2).expect("a site");
+    assert!(row.contains("100.00% 100.00%") && row.contains("java.lang.Object  @9  App.main"), "{stdout}");
+
+    let collapsed = pcct(&["report", profile, "--format", "collapsed", "--resource", "alloc_objects"], dir.path());
+    let mut lines: Vec<String> = text(&collapsed).0.lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["App.main;App.copy;App$Small 65536", "App.main;App.work;byte[] 3000"]);
+
+    for resource in pcct::Metric::ALL {
+        for format in ["summary", "xtree", "xarc", "xprof", "sites", "collapsed", "json"] {
+            let run = pcct(&["report", profile, "--format", format, "--resource", resource.name()], dir.path());
+            assert!(run.status.success(), "--format {format} --resource {}: {:?}", resource.name(), text(&run).1);
+        }
+    }
 }

@@ -30,8 +30,22 @@ use pcct_tests::{assert_no_hs_err, jdk17, poll_until, Fixture, Jvm};
 
 /// The Grafana unit ids the dashboard may use (all in Grafana's
 /// `valueFormats/categories.ts`).
-const UNITS: &[&str] =
-    &["none", "short", "percent", "percentunit", "s", "ms", "µs", "ns", "ops", "reqps", "bytes", "decbytes", "bool"];
+const UNITS: &[&str] = &[
+    "none",
+    "short",
+    "percent",
+    "percentunit",
+    "s",
+    "ms",
+    "µs",
+    "ns",
+    "ops",
+    "reqps",
+    "bytes",
+    "decbytes",
+    "Bps",
+    "bool",
+];
 
 /// The job the alert rules and the test's scrape configuration use.
 const JOB: &str = "pcct";

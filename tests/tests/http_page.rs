@@ -1,9 +1,10 @@
 //! The live page (`GET /`) and `/flamegraph.svg` of a profiled JVM
 //! (LiveTarget.java, hottest method LiveTarget.alpha) in headless
 //! Chromium: the page's scripts fetch /api/* and fill the hot-methods table
-//! (its first row is the hottest method), a screenshot is a real picture,
-//! and the flame graph names the hottest method, fetched over HTTP and
-//! loaded in the browser.
+//! (its first row is the hottest method), the recent samples name the Java
+//! thread, the resource selector lists every resource, a screenshot is a
+//! real picture, and the flame graph names the hottest method, fetched
+//! over HTTP and loaded in the browser.
 
 use std::time::{Duration, Instant};
 
@@ -46,7 +47,7 @@ per_jdk! {
         // for them); if a run still shows no rows, run again with a doubled
         // budget, until a deadline.
         let (dom, ready) = chromium.dump_dom_until(&format!("{base}/"), Duration::from_secs(3), Instant::now() + Duration::from_secs(90), |dom| {
-            !hot_method_rows(dom).is_empty()
+            !hot_method_rows(dom).is_empty() && dom.contains("<td class=\"name\">busy</td>")
         });
         let rows = hot_method_rows(&dom);
         assert!(ready, "JDK {}: the page's hot-methods table stayed empty:\n{dom}", jdk.major);
@@ -54,8 +55,17 @@ per_jdk! {
         let status = element(&dom, "<div id=\"status\">", "div").unwrap_or_default();
         assert!(status.contains("sampling (cpu, every 1.00 ms)") && status.contains("samples"), "status line: {status}");
         assert!(dom.contains("<div id=\"error\"></div>"), "the page shows an error:\n{dom}");
-        let flame = element(&dom, "<div id=\"flame\">", "div").unwrap_or_default();
-        assert!(flame.contains("<svg") && flame.contains(HOTTEST), "the page's flame graph lacks {HOTTEST}");
+        // The flame graph is embedded as an <object> (its own scripts run;
+        // tests/tests/page_interactive.rs searches and zooms it).
+        assert!(dom.contains("<object id=\"flame\" type=\"image/svg+xml\"") && dom.contains("data=\"/flamegraph.svg?metric="), "no embedded flame graph:\n{dom}");
+        // Recent samples name the Java thread.
+        let samples = element(&dom, "<table id=\"samples\">", "table").unwrap_or_default();
+        assert!(samples.contains("<td class=\"name\">busy</td>"), "no sample of the thread named busy:\n{samples}");
+        // The resource selector lists every resource the server names.
+        let metrics = element(&dom, "<select id=\"metric\">", "select").unwrap_or_default();
+        for metric in pcct::Metric::ALL {
+            assert!(metrics.contains(&format!("value=\"{}\"", metric.name())), "{metrics}");
+        }
         assert!(element(&dom, "<table id=\"edges\">", "table").is_some_and(|t| t.contains("LiveTarget.busy → LiveTarget.alpha")), "hot edges");
 
         // A screenshot: a PNG of the window's size, and not a blank one (a

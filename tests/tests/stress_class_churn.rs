@@ -5,7 +5,9 @@
 //! trees, recent samples, every report, the flame graph, status and metrics
 //! on fresh connections. No crash, exit 0, no server error, every JSON
 //! answer parses, names of the churned class are served while it lives, and
-//! the profile parses with every frame named or `[unloaded]`. With inline
+//! the profile parses with every frame named or `[unloaded]`. Allocations
+//! are sampled every 8 KiB meanwhile (their stacks hold the churned
+//! class's methods too) and asked for by resource over HTTP. With inline
 //! records on (the default), the churned classes' compiled code is loaded
 //! into the inline table and unloaded from it meanwhile.
 
@@ -24,7 +26,7 @@ per_jdk! {
         let jvm = Jvm::new(jdk, &fixture, "ClassChurn")
             .arg(arg_seconds(seconds))
             .agent(format!(
-                "interval=1ms,port=0,addr_file={},file={}",
+                "interval=1ms,alloc=8k,port=0,addr_file={},file={}",
                 addr_path.display(),
                 profile_path.display()
             ))
@@ -49,11 +51,16 @@ per_jdk! {
             let named = match method.kind {
                 MethodKind::Java => !method.class.is_empty() && !method.name.is_empty(),
                 MethodKind::Pseudo => method.name.starts_with('[') && method.name != "[unknown_method]",
+                // An allocated type or a monitor's class, named as Java writes it.
+                MethodKind::Type => !method.name.is_empty() && !method.name.starts_with('['),
             };
             assert!(named, "JDK {}: a frame is neither named nor [unloaded]: {method:?}", jdk.major);
         }
         assert!(profile.cum_of("ChurnHelper", "churnWork").samples > 0, "{}", profile.top_methods(10));
         let json = profile_json(&profile_path);
+        // Allocations sampled every 8 KiB meanwhile, their frames named
+        // (or [unloaded]) like the samples'.
+        assert!(sampler_counter(&json, "allocations_recorded") > 0, "JDK {}: no allocation recorded", jdk.major);
         eprintln!(
             "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}; code loaded {} unloaded {}, inline records kept {} malformed {}",
             jdk.major,

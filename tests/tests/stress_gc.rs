@@ -3,7 +3,9 @@
 //! moved), with G1 and with the Parallel collector. No crash, exit 0,
 //! collections happened, samples were taken (walks during a collection
 //! fail and are counted under `[gc_active]` and friends), and the profile
-//! parses and adds up.
+//! parses and adds up. Allocations are sampled meanwhile, every 32 KiB (16
+//! times as often as by default): their stacks are read in the allocating
+//! threads while the collector runs, and they are found in the profile.
 
 use pcct_tests::stress::{
     arg_seconds, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
@@ -19,7 +21,7 @@ fn allocation_storm(jdk: &Jdk, collector: &str) {
         .arg("3")
         .flag("-Xmx64m")
         .flag(format!("-XX:+Use{collector}"))
-        .agent(format!("interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
+        .agent(format!("interval=1ms,alloc=32k,file={},{QUIET_HTTP}", profile_path.display()))
         .run(deadline_for(seconds));
     assert_exit_code(&finished, 0);
     let collections = finished.stdout_value("collections");
@@ -27,7 +29,8 @@ fn allocation_storm(jdk: &Jdk, collector: &str) {
     assert!(collections >= 20, "JDK {} {collector}: only {collections} collections\n{}", jdk.major, finished.report());
 
     let json = profile_json(&profile_path);
-    let described = describe_counters(&json, &["samples_recorded", "samples_failed", "agct_failures"]);
+    let names = ["samples_recorded", "samples_failed", "agct_failures", "allocations_recorded", "allocations_dropped"];
+    let described = describe_counters(&json, &names);
     eprintln!("JDK {} {collector}: {allocated} MB allocated, {collections} collections; {described}", jdk.major);
     assert!(sampler_counter(&json, "samples_recorded") >= 50, "JDK {} {collector}: {described}", jdk.major);
     let summary = finished.summary();
@@ -35,6 +38,12 @@ fn allocation_storm(jdk: &Jdk, collector: &str) {
     assert_eq!(profile.json.total.samples, summary.samples, "{}", summary.line);
     assert_eq!(profile.sum_of_self(), profile.json.total);
     assert!(profile.cum_of("GcStorm", "storm").samples > 0, "{}", profile.top_methods(10));
+    assert!(sampler_counter(&json, "allocations_recorded") >= 100, "JDK {} {collector}: {described}", jdk.major);
+    assert!(
+        profile.cum_of("GcStorm", "storm").alloc_bytes > 0,
+        "JDK {} {collector}: no allocation in storm",
+        jdk.major
+    );
 }
 
 per_jdk! {

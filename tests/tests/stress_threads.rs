@@ -25,7 +25,7 @@ per_jdk! {
             .arg(wanted.to_string())
             .arg("16")
             .arg(arg_seconds(seconds * 4.0))
-            .agent(format!("interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
+            .agent(format!("interval=1ms,alloc=8k,file={},{QUIET_HTTP}", profile_path.display()))
             .run(deadline_for(seconds * 4.0));
         assert_exit_code(&finished, 0);
         let started = finished.stdout_value("threads");
@@ -36,7 +36,7 @@ per_jdk! {
         let names = [
             "threads_registered", "threads_ended", "threads_untracked", "threads_excluded", "signals_sent",
             "signal_failures", "signals_stale", "signals_stray", "samples_recorded", "samples_failed", "samples_lost",
-            "samples_busy",
+            "samples_busy", "allocations_recorded", "allocations_dropped",
         ];
         let described = describe_counters(&json, &names);
         eprintln!("JDK {}: {started} threads: {described}", jdk.major);
@@ -51,6 +51,8 @@ per_jdk! {
         );
         assert_eq!(counter("threads_untracked"), 0, "JDK {}: the slot table overflowed: {described}", jdk.major);
         assert!(counter("samples_recorded") >= 200, "JDK {}: too few samples: {described}", jdk.major);
+        // Allocations in threads that start and end around their events.
+        assert!(counter("allocations_recorded") >= 100, "JDK {}: too few allocations: {described}", jdk.major);
 
         let summary = finished.summary();
         assert_eq!(summary.samples, summary.with_java_stack + summary.failed_walks, "{}", summary.line);

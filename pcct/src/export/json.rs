@@ -12,6 +12,11 @@
 //!  "nodes":[{"id":0,"parent":null,"method":0,"call_site":-1,"line":null,"depth":0,
 //!            "self":{..},"edge":{..},"cum":{..}},..]}
 //! ```
+//!
+//! Weights hold every resource ([`Weight`]); an event resource that is zero
+//! is left out. A method of kind `type` is an event's leaf: the allocated
+//! type or the monitor's class. An edge's event resources are its
+//! context's cum (every event is recorded with its whole stack).
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
@@ -47,6 +52,9 @@ pub struct JsonMethod {
     /// Line number table: (start bci, line) pairs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<(u32, u32)>,
+    /// The class's source file (`HashMap.java`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -71,6 +79,18 @@ pub struct JsonMethodSelf {
     pub self_weight: Weight,
 }
 
+/// How a profile was collected, as the agent's dump records it (a
+/// top-level `collection` field; absent in profiles from elsewhere).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Collection {
+    /// The sampling interval.
+    pub interval_ns: u64,
+    /// When the profile began (its last purge), nanoseconds since the Unix epoch.
+    pub started_unix_ns: i64,
+    /// How long it was collected.
+    pub duration_ns: i64,
+}
+
 /// A parsed flat JSON profile.
 #[derive(Deserialize, Clone, Debug)]
 pub struct JsonProfile {
@@ -82,6 +102,8 @@ pub struct JsonProfile {
     pub methods: Vec<JsonMethod>,
     pub methods_self: Vec<JsonMethodSelf>,
     pub nodes: Vec<JsonNode>,
+    #[serde(default)]
+    pub collection: Option<Collection>,
 }
 
 /// The flat JSON profile as text.
@@ -120,7 +142,7 @@ pub fn write_to(
         serde_json::to_writer(&mut *out, value)?;
     }
 
-    let counters = tree.top_methods_by_self(usize::MAX);
+    let counters = tree.method_self_weights();
     let used: BTreeSet<MethodId> =
         tree.nodes().map(|node| tree.method(node)).chain(counters.iter().map(|&(method, _)| method)).collect();
     out.write_all(b",\"methods\":[")?;
@@ -136,6 +158,7 @@ pub fn write_to(
                 .lines
                 .as_ref()
                 .map_or_else(Vec::new, |lines| lines.iter().map(|l| (l.start_bci, l.line)).collect()),
+            file: info.file.as_deref().map(str::to_string),
         };
         if index > 0 {
             out.write_all(b",")?;
@@ -162,7 +185,7 @@ pub fn write_to(
             line,
             depth: tree.depth(node),
             self_weight: tree.node_weight(node),
-            edge: tree.edge_weight(node),
+            edge: super::edge_weight(tree, &cum, node),
             cum: cum[node.index()],
         };
         if node != NodeId::ROOT {
@@ -198,7 +221,8 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
     let config = TreeConfig {
         mode: if profile.mode == "hot-methods" { TreeMode::HotMethods } else { TreeMode::Pcct },
         metric: Metric::parse(&profile.metric).unwrap_or_default(),
-        arena_bytes: (profile.nodes.len() + 16) * crate::BYTES_PER_NODE_AND_EDGE,
+        // Room for every node, and event weights for every one of them.
+        arena_bytes: (profile.nodes.len() + 16) * (crate::BYTES_PER_NODE_AND_EDGE + crate::BYTES_PER_EVENT_CONTEXT),
         ..TreeConfig::default()
     };
     let mut tree = Pcct::new(config)?;
@@ -237,11 +261,15 @@ fn import_methods(listed: &[JsonMethod]) -> (MethodTable, HashMap<u32, MethodId>
     for method in listed {
         let id = match method.kind {
             MethodKind::Pseudo => methods.intern_pseudo(&method.name),
+            MethodKind::Type => methods.intern_type(&method.name),
             MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
         };
         if !method.lines.is_empty() {
             let lines = method.lines.iter().map(|&(start_bci, line)| crate::LineEntry { start_bci, line }).collect();
             methods.set_lines(id, lines);
+        }
+        if let Some(file) = &method.file {
+            methods.set_file(id, file);
         }
         ids.insert(method.id, id);
     }

@@ -1,11 +1,15 @@
 //! Output formats, one per file. Every exporter reads a tree and its method
-//! table and writes text; none of them changes the tree. The text formats
+//! table and writes text (pprof: gzipped protobuf); none of them changes
+//! the tree. The text formats
 //! write names escaped ([`crate::names::escape`]: control characters and
 //! the format's separators as `\xNN`, a backslash as `\\`), so a name never
 //! splits a line or a stack; JSON writes them as they are.
 
 pub mod collapsed;
 pub mod json;
+pub mod pprof;
+pub mod pprof_proto;
+pub mod sites;
 pub mod xarc;
 pub mod xprof;
 pub mod xtree;
@@ -35,10 +39,15 @@ pub enum Format {
     Xarc,
     /// arcflow's flat report.
     Xprof,
+    /// HPROF's sites: contexts (with the allocated or locked class) ranked.
+    Sites,
+    /// pprof's gzipped `profile.proto` (see [`pprof`]): binary, not text.
+    Pprof,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof];
+    pub const ALL: [Format; 7] =
+        [Format::Collapsed, Format::Json, Format::Xtree, Format::Xarc, Format::Xprof, Format::Sites, Format::Pprof];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -47,7 +56,14 @@ impl Format {
             Format::Xtree => "xtree",
             Format::Xarc => "xarc",
             Format::Xprof => "xprof",
+            Format::Sites => "sites",
+            Format::Pprof => "pprof",
         }
+    }
+
+    /// Whether the format is text (all but pprof).
+    pub fn is_text(self) -> bool {
+        self != Format::Pprof
     }
 
     pub fn parse(text: &str) -> Option<Format> {
@@ -58,7 +74,7 @@ impl Format {
 /// Options shared by the reports.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReportOptions {
-    /// The weight component reported.
+    /// The resource reported (any of [`Metric::ALL`]).
     pub metric: Metric,
     /// Leave out contexts / methods whose cum is below this share (0..=1)
     /// of the total. Pruning by cum only trims leaves and whole branches.
@@ -93,10 +109,13 @@ pub fn write_to(
         Format::Xtree => xtree::write_to(out, tree, methods, options),
         Format::Xarc => xarc::write_to(out, tree, methods, options),
         Format::Xprof => xprof::write_to(out, tree, methods, options),
+        Format::Sites => sites::write_to(out, tree, methods, options),
+        Format::Pprof => pprof::write_to(out, tree, methods, options, &pprof::PprofContext::default()),
     }
 }
 
-/// The tree in `format` as text.
+/// The tree in a text `format` as text (pprof, which is binary, comes
+/// back lossily decoded: use [`write_to`] or [`pprof::write`] for it).
 pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> String {
     to_text(|out| write_to(out, format, tree, methods, options))
 }
@@ -105,7 +124,7 @@ pub fn write(format: Format, tree: &Pcct, methods: &MethodTable, options: &Repor
 pub(crate) fn to_text(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> String {
     let mut bytes = Vec::new();
     write(&mut bytes).expect("writing into memory cannot fail");
-    String::from_utf8(bytes).expect("the exporters write UTF-8")
+    String::from_utf8(bytes).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 /// `method`'s display name as the text reports write it: escaped, with
@@ -116,19 +135,22 @@ pub(crate) fn text_name(methods: &MethodTable, method: MethodId, separators: &[c
 
 /// A value of `metric` for people: counts as is, nanoseconds as milliseconds.
 pub(crate) fn human(metric: Metric, value: u64) -> String {
-    match metric {
-        Metric::Samples => value.to_string(),
-        Metric::CpuNs | Metric::WallNs => format!("{:.3}", value as f64 / 1e6),
-    }
+    metric.human(value)
 }
 
 /// Unit of [`human`] values.
 pub(crate) fn unit(metric: Metric) -> &'static str {
-    match metric {
-        Metric::Samples => "samples",
-        Metric::CpuNs => "CPU ms",
-        Metric::WallNs => "wall ms",
+    metric.human_unit()
+}
+
+/// The whole weight of the edge into `node`: its time resources as the
+/// tree keeps them, its event resources from the context's cum (see
+/// [`Pcct::edge_weight`]).
+pub(crate) fn edge_weight(tree: &Pcct, cum: &[Weight], node: NodeId) -> Weight {
+    if node == NodeId::ROOT {
+        return Weight::ZERO;
     }
+    tree.edge_weight(node).with_events_of(&cum[node.index()])
 }
 
 pub(crate) fn percent(part: u64, whole: u64) -> f64 {

@@ -1,7 +1,9 @@
 //! arcflow's xarc report: one stanza per method with its parents (callers),
-//! itself, and its children (callees), each with calls, base and cum.
+//! itself, and its children (callees), each with calls, base and cum in
+//! one resource.
 //!
-//! For a method X (`calls` = PCCT edge weight in samples):
+//! For a method X (`calls` = PCCT edge weight in the resource's count,
+//! [`crate::Metric::count`]: samples for time, objects or enters for events):
 //! - self: base = self weight of all X nodes; cum = cum of the *outermost*
 //!   X nodes (no X ancestor), so recursion is never counted twice.
 //! - parent P: the X nodes whose parent is a P node; base and calls over
@@ -16,15 +18,16 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::{human, percent, text_name, unit, ReportOptions};
+use super::{edge_weight, human, percent, text_name, unit, ReportOptions};
 use crate::method::{Builtin, MethodId, MethodTable};
 use crate::tree::Pcct;
-use crate::weight::Weight;
+use crate::weight::{Metric, Weight};
 
-/// calls / base / cum of one record of a stanza.
+/// calls / base / cum of one record of a stanza, every resource (`calls`:
+/// the edges' weights, whose count a report shows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Arc {
-    pub calls: u64,
+    pub calls: Weight,
     pub base: Weight,
     pub cum: Weight,
 }
@@ -45,8 +48,8 @@ struct Building {
     children: HashMap<MethodId, Arc>,
 }
 
-/// Computes every method's stanza (unordered; records ordered by cum).
-pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
+/// Computes every method's stanza (unordered; records ordered by cum in `metric`).
+pub fn stanzas(tree: &Pcct, metric: Metric) -> Vec<Stanza> {
     let cum = tree.cumulative();
     let mut building: HashMap<MethodId, Building> = HashMap::new();
     for node in tree.nodes().skip(1) {
@@ -54,26 +57,25 @@ pub fn stanzas(tree: &Pcct) -> Vec<Stanza> {
         let parent_method = tree.parent(node).map_or(Builtin::Root.id(), |parent| tree.method(parent));
         let node_self = tree.node_weight(node);
         let node_cum = cum[node.index()];
-        let calls = tree.edge_weight(node).samples;
+        let calls = edge_weight(tree, &cum, node);
 
         let entry = building.entry(method).or_default();
-        entry.own.calls += calls;
+        entry.own.calls.add(&calls);
         entry.own.base.add(&node_self);
         let parent = entry.parents.entry(parent_method).or_default();
-        parent.calls += calls;
+        parent.calls.add(&calls);
         parent.base.add(&node_self);
         if tree.is_outermost(node) {
             entry.own.cum.add(&node_cum);
             parent.cum.add(&node_cum);
             for child in tree.children(node) {
                 let record = entry.children.entry(tree.method(child)).or_default();
-                record.calls += tree.edge_weight(child).samples;
+                record.calls.add(&edge_weight(tree, &cum, child));
                 record.base.add(&tree.node_weight(child));
                 record.cum.add(&cum[child.index()]);
             }
         }
     }
-    let metric = tree.config().metric;
     let ordered = |records: HashMap<MethodId, Arc>| {
         let mut records: Vec<(MethodId, Arc)> = records.into_iter().collect();
         records.sort_by(|a, b| b.1.cum.get(metric).cmp(&a.1.cum.get(metric)).then(a.0.cmp(&b.0)));
@@ -100,7 +102,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
     let total_weight = tree.total();
     let total = total_weight.get(metric);
     let threshold = options.threshold(&total_weight);
-    let mut all = stanzas(tree);
+    let mut all = stanzas(tree, metric);
     all.retain(|stanza| stanza.own.cum.get(metric) >= threshold && !stanza.own.cum.is_zero());
     all.sort_by(|a, b| b.own.cum.get(metric).cmp(&a.own.cum.get(metric)).then(a.method.cmp(&b.method)));
     writeln!(
@@ -118,7 +120,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
         writeln!(
             out,
             "{marker:<6} {:>9} {:>12} {:>12} {:>6.2}%  {name}",
-            record.calls,
+            record.calls.get(metric.count()),
             human(metric, record.base.get(metric)),
             human(metric, record.cum.get(metric)),
             percent(record.cum.get(metric), total),

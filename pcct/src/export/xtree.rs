@@ -1,10 +1,12 @@
 //! arcflow's xtree report: the tree itself, indented, with calls, base and
-//! cum per context. `calls` is the PCCT edge weight in samples: the number
-//! of samples in which the call into this context was new.
+//! cum per context in one resource. `calls` is the PCCT edge weight in the
+//! resource's count ([`crate::Metric::count`]): for time, the number of
+//! samples in which the call into this context was new; for allocations
+//! and monitors, the objects or enters through it.
 
 use std::io::{self, Write};
 
-use super::{call_site_text, children_by_cum, human, percent, text_name, unit, ReportOptions};
+use super::{call_site_text, children_by_cum, edge_weight, human, percent, text_name, unit, ReportOptions};
 use crate::method::MethodTable;
 use crate::slot::NodeId;
 use crate::tree::Pcct;
@@ -44,7 +46,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
             out,
             "{:>5} {:>10} {:>12} {:>12} {:>6.2}%  {}{}{}",
             depth,
-            tree.edge_weight(node).samples,
+            edge_weight(tree, &cum, node).get(metric.count()),
             human(metric, tree.node_weight(node).get(metric)),
             human(metric, node_cum),
             percent(node_cum, total),

@@ -56,6 +56,7 @@ impl MethodResolver for FakeNames {
             name: format!("m{:x}", method_id as usize),
             signature: "()V".to_string(),
             lines: Vec::new(),
+            file: None,
         })
     }
 }

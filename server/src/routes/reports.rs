@@ -1,5 +1,6 @@
-//! `/api/reports/xprof|xarc|xtree` and `/api/collapsed`: text reports of a
-//! snapshot of the profile, computed off the async runtime.
+//! `/api/reports/xprof|xarc|xtree|sites` and `/api/collapsed`: text reports
+//! of a snapshot of the profile in any resource, computed off the async
+//! runtime.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::header;
@@ -8,7 +9,7 @@ use pcct::export::{self, Format, ReportOptions};
 
 use crate::error::ApiError;
 use crate::heavy::with_snapshot;
-use crate::params::Params;
+use crate::params::{with_resource, Params};
 use crate::state::AppState;
 use crate::text_budget::within_budget;
 
@@ -24,7 +25,7 @@ pub fn too_large() -> ApiError {
     )
 }
 
-/// `GET /api/reports/{xprof|xarc|xtree}?min_share=0..1&metric=cpu|wall|samples`
+/// `GET /api/reports/{xprof|xarc|xtree|sites}?min_share=0..1&resource=<any resource>`
 pub async fn report(
     State(state): State<AppState>,
     Path(kind): Path<String>,
@@ -34,9 +35,10 @@ pub async fn report(
         "xprof" => Format::Xprof,
         "xarc" => Format::Xarc,
         "xtree" => Format::Xtree,
-        _ => return Err(ApiError::not_found("reports are xprof, xarc and xtree")),
+        "sites" => Format::Sites,
+        _ => return Err(ApiError::not_found("reports are xprof, xarc, xtree and sites")),
     };
-    let params = Params::parse(query.as_deref(), &["min_share", "metric"])?;
+    let params = Params::parse(query.as_deref(), &with_resource(&["min_share"]))?;
     let default_share = if format == Format::Xtree { 0.005 } else { 0.0 };
     let options = ReportOptions {
         metric: params.metric(state.config.report_metric)?,
@@ -51,10 +53,10 @@ pub async fn report(
     Ok(text(body))
 }
 
-/// `GET /api/collapsed?metric=cpu|wall|samples&min_share=0..1 (0)`:
+/// `GET /api/collapsed?resource=<any resource>&min_share=0..1 (0)`:
 /// `frame;frame value` lines, leaving out subtrees below `min_share` of the total.
 pub async fn collapsed(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &["metric", "min_share"])?;
+    let params = Params::parse(query.as_deref(), &with_resource(&["min_share"]))?;
     let options = ReportOptions {
         metric: params.metric(state.config.report_metric)?,
         min_cum_share: params.number("min_share", 0.0, 1.0, 0.0)?,

@@ -17,6 +17,8 @@ pub struct Sample {
     /// Milliseconds since sampling started.
     pub time_ms: f64,
     pub tid: i32,
+    /// The Java thread's name, where known (taken when it registered).
+    pub thread: Option<String>,
     pub cpu_delta_ns: u64,
     pub wall_delta_ns: u64,
     /// The register checksum, hexadecimal.
@@ -65,6 +67,7 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
             seq: record.seq,
             time_ms: record.time_ns as f64 / 1e6,
             tid: record.tid,
+            thread: None,
             cpu_delta_ns: record.cpu_delta_ns,
             wall_delta_ns: record.wall_delta_ns,
             checksum: format!("{:016x}", record.checksum),
@@ -72,8 +75,16 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
             depth: record.depth,
             top_frames: record.top_frames().iter().map(|&method| profile.methods.display_name(method)).collect(),
         })
-        .collect();
+        .collect::<Vec<Sample>>();
     drop(profile);
+    // Named after the profile lock is released (the names' lock is a leaf).
+    let mut samples = samples;
+    {
+        let names = state.shared.thread_names.lock();
+        for sample in &mut samples {
+            sample.thread = names.name(sample.tid).map(|name| name.to_string());
+        }
+    }
     let answer = SamplesPage {
         profile: header,
         samples,

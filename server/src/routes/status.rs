@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::heavy::HeavyJobsStatus;
 use crate::params::Params;
 use crate::state::{AppState, ProfileHeader};
+use crate::window::WindowsStatus;
 
 #[derive(Serialize)]
 pub struct Sampling {
@@ -34,12 +35,17 @@ pub struct Status {
     pub walker: String,
     /// Compiled code's debug information (DebugNonSafepoints).
     pub debug_info: String,
+    /// Which events are recorded beside the samples (allocations, monitors).
+    pub events: String,
     pub uptime_s: f64,
     pub sampling: Sampling,
     pub settings: serde_json::Value,
     pub profile: ProfileHeader,
     pub arena_bytes_used: usize,
     pub arena_bytes_limit: usize,
+    /// Contexts with event weights of their own (allocation and monitor
+    /// sites), each taking `BYTES_PER_EVENT_CONTEXT` of the arena.
+    pub event_contexts: usize,
     pub methods_named: usize,
     pub tree_stats: pcct::TreeStats,
     pub counters: CountersSnapshot,
@@ -47,6 +53,14 @@ pub struct Status {
     pub heavy_jobs: HeavyJobsStatus,
     /// The inline records (CompiledMethodLoad) and the inline table.
     pub jit: pcct_jit::live::Summary,
+    /// Profile windows open (`/debug/pprof/profile`).
+    pub windows: WindowsStatus,
+    /// The resources reports can count (`metric=`), from `pcct::Metric::ALL`,
+    /// and the one they count by default.
+    pub metrics: Vec<&'static str>,
+    pub report_metric: &'static str,
+    /// The periodic push, if there is one.
+    pub push: Option<crate::push::PushStatus>,
 }
 
 /// `GET /api/status`
@@ -54,12 +68,13 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
     Params::parse(query.as_deref(), &[])?;
     let vm = state.shared.vm.lock().clone();
     let control = &state.shared.control;
-    let (profile, arena_used, arena_limit, methods, stats) = {
+    let (profile, arena_used, arena_limit, event_contexts, methods, stats) = {
         let profile = state.shared.profile.lock();
         (
             state.header(&profile.tree),
             profile.tree.arena_used(),
             profile.tree.arena_limit(),
+            profile.tree.event_contexts(),
             profile.methods.java_methods(),
             profile.tree.stats(),
         )
@@ -72,6 +87,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         pid: vm.pid,
         walker: vm.walker,
         debug_info: vm.debug_info,
+        events: vm.events,
         uptime_s: state.shared.started.elapsed().as_secs_f64(),
         sampling: Sampling {
             running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),
@@ -84,11 +100,16 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         profile,
         arena_bytes_used: arena_used,
         arena_bytes_limit: arena_limit,
+        event_contexts,
         methods_named: methods,
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
         jit: state.shared.jit.summary(),
+        windows: state.windows.status(),
+        metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
+        report_metric: state.config.report_metric.name(),
+        push: state.config.push.as_ref().map(|(stats, config)| stats.status(config)),
     };
     state.json(None, &answer)
 }

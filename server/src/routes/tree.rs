@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::heavy::with_snapshot;
-use crate::params::Params;
+use crate::params::{with_resource, Params};
 use crate::state::{AppState, ProfileHeader};
 
 /// Most steps a context path may have.
@@ -18,6 +18,8 @@ const MAX_MATCHES_EXPANDED: usize = 16;
 #[derive(Serialize)]
 pub struct TreeAnswer {
     pub profile: ProfileHeader,
+    /// The resource children are ordered and pruned by.
+    pub resource: pcct::Metric,
     /// The path asked for, and how many contexts matched it (different call
     /// sites of the same methods match alike).
     pub path: Vec<String>,
@@ -25,11 +27,15 @@ pub struct TreeAnswer {
     pub subtrees: Vec<SubtreeNode>,
 }
 
-/// `GET /api/tree?path=a;b;c&min_share=0..1 (0.01)&max_depth=1..64 (12)&max_nodes=1..20000 (2000)`.
-/// `path` steps are `class.method` names (or `*`), root first.
+/// `GET /api/tree?path=a;b;c&min_share=0..1 (0.01)&max_depth=1..64 (12)&max_nodes=1..20000 (2000)&resource=<any>`.
+/// `path` steps are `class.method` names (or `*`), root first; children
+/// are ordered and pruned by their cum in the resource (the tree's metric
+/// by default).
 pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &["path", "min_share", "max_depth", "max_nodes"])?;
+    let params = Params::parse(query.as_deref(), &with_resource(&["path", "min_share", "max_depth", "max_nodes"]))?;
+    let resource = params.resource()?;
     let limits = view::SubtreeLimits {
+        metric: resource.unwrap_or_default(),
         min_share: params.number("min_share", 0.0, 1.0, 0.01)?,
         max_depth: params.integer("max_depth", 1, 64, 12)? as usize,
         max_nodes: params.integer("max_nodes", 1, 20_000, 2_000)? as usize,
@@ -57,6 +63,7 @@ pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
             .find_contexts(&profile.methods, &steps)
             .map_err(|error| ApiError::parameter("path", error.to_string()))?;
         let cum = profile.tree.cumulative();
+        let limits = SubtreeLimits { metric: resource.unwrap_or(profile.tree.config().metric), ..limits };
         // Answers stay bounded: at most 16 matching contexts are expanded,
         // sharing one node budget.
         let mut budget = limits.max_nodes;
@@ -76,7 +83,8 @@ pub async fn tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> R
             subtrees.push(subtree);
         }
         let header = job_state.header(&profile.tree);
-        job_state.json(Some("max_nodes"), &TreeAnswer { profile: header, path, matches: nodes.len(), subtrees })
+        let answer = TreeAnswer { profile: header, resource: limits.metric, path, matches: nodes.len(), subtrees };
+        job_state.json(Some("max_nodes"), &answer)
     })
     .await?
 }

@@ -58,8 +58,25 @@ pub const COUNTED_FILTERED: u64 = 3;
 
 /// A tree whose arena holds the synthetic profile and `contexts` more.
 pub fn arena_for(contexts: usize) -> TreeConfig {
-    TreeConfig { arena_bytes: (contexts + 64) * 88 * 2, ..TreeConfig::default() }
+    let bytes = pcct::BYTES_PER_NODE_AND_EDGE + pcct::BYTES_PER_EVENT_CONTEXT;
+    TreeConfig { arena_bytes: (contexts + 64) * bytes * 2, ..TreeConfig::default() }
 }
+
+/// Events of the synthetic profile (no samples, no CPU): allocations of
+/// byte[] in compute at bci [`ALLOC_BCI`] (line 44) and of
+/// java.lang.Object in read, and waits for a java.lang.Object monitor in
+/// main at bci [`LOCK_BCI`].
+pub const BYTE_ARRAYS: u64 = 3;
+pub const BYTE_ARRAY_BYTES: u64 = 300 * 1024;
+pub const OBJECTS: u64 = 1;
+pub const OBJECT_BYTES: u64 = 100 * 1024;
+pub const LOCK_WAITS: u64 = 2;
+pub const LOCK_WAIT_NS: u64 = 4 * MS;
+pub const ALLOC_BCI: i32 = 30;
+pub const ALLOC_LINE: u32 = 44;
+pub const LOCK_BCI: i32 = 25;
+pub const BYTE_ARRAY: &str = "byte[]";
+pub const OBJECT: &str = "java.lang.Object";
 
 /// Contexts (frames) of each stack [`Fixture::sizable`] adds.
 pub const SIZABLE_DEPTH: usize = 10;
@@ -149,8 +166,11 @@ impl Fixture {
                 LineEntry { start_bci: 18, line: 15 },
             ];
             table.set_lines(methods.main, main_lines);
-            let compute_lines =
-                vec![LineEntry { start_bci: 0, line: 40 }, LineEntry { start_bci: 4, line: COMPUTE_TO_HASH_LINE }];
+            let compute_lines = vec![
+                LineEntry { start_bci: 0, line: 40 },
+                LineEntry { start_bci: 4, line: COMPUTE_TO_HASH_LINE },
+                LineEntry { start_bci: ALLOC_BCI as u32, line: ALLOC_LINE },
+            ];
             table.set_lines(methods.compute, compute_lines);
             let Methods { main, compute, hash, read } = methods;
             let stacks: [(Vec<Frame>, u64); 4] = [
@@ -172,6 +192,34 @@ impl Fixture {
                     // edge weights equal the samples through the edge.
                     let mut marks = Marks::new();
                     profile.tree.record(&mut marks, stack, Weight::sample(MS, 2 * MS)).expect("room in the arena");
+                }
+            }
+            let table = Arc::make_mut(&mut profile.methods);
+            let (byte_array, object) = (table.intern_type(BYTE_ARRAY), table.intern_type(OBJECT));
+            let events = [
+                (
+                    vec![
+                        Frame::new(main, MAIN_TO_COMPUTE_BCI),
+                        Frame::new(compute, ALLOC_BCI),
+                        Frame::new(byte_array, -1),
+                    ],
+                    Weight::allocation(BYTE_ARRAY_BYTES / BYTE_ARRAYS, 300),
+                    BYTE_ARRAYS,
+                ),
+                (
+                    vec![Frame::new(main, MAIN_TO_READ_BCI), Frame::new(read, 4), Frame::new(object, -1)],
+                    Weight::allocation(OBJECT_BYTES / OBJECTS, 6400),
+                    OBJECTS,
+                ),
+                (
+                    vec![Frame::new(main, LOCK_BCI), Frame::new(object, -1)],
+                    Weight::lock_wait(LOCK_WAIT_NS / LOCK_WAITS),
+                    LOCK_WAITS,
+                ),
+            ];
+            for (stack, weight, count) in &events {
+                for _ in 0..*count {
+                    profile.tree.record_event(stack, *weight).expect("room in the arena");
                 }
             }
             methods
@@ -304,12 +352,15 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/hot-methods", ""),
     ("GET", "/api/hot-edges", ""),
     ("GET", "/api/hot-nodes", ""),
+    ("GET", "/api/sites", ""),
     ("GET", "/api/tree", ""),
     ("GET", "/api/samples", ""),
     ("GET", "/api/reports/xprof", ""),
     ("GET", "/api/reports/xarc", ""),
     ("GET", "/api/reports/xtree", ""),
+    ("GET", "/api/reports/sites", ""),
     ("GET", "/api/collapsed", ""),
+    ("GET", "/api/pprof", ""),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", "{}"),
     ("GET", "/api/jit/advice", ""),
@@ -320,17 +371,19 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
 /// The query parameters each route that validates its query takes.
 pub const PARAMETERS: &[(&str, &str, &[&str])] = &[
     ("GET", "/metrics", &[]),
-    ("GET", "/flamegraph.svg", &["metric", "title"]),
+    ("GET", "/flamegraph.svg", &["metric", "resource", "title", "min_share", "s", "x", "y"]),
     ("GET", "/api/status", &[]),
-    ("GET", "/api/hot-methods", &["limit", "by"]),
-    ("GET", "/api/hot-edges", &["limit"]),
-    ("GET", "/api/hot-nodes", &["limit"]),
-    ("GET", "/api/tree", &["path", "min_share", "max_depth", "max_nodes"]),
+    ("GET", "/api/hot-methods", &["limit", "by", "metric", "resource"]),
+    ("GET", "/api/hot-edges", &["limit", "metric", "resource"]),
+    ("GET", "/api/hot-nodes", &["limit", "metric", "resource"]),
+    ("GET", "/api/sites", &["limit", "metric", "resource"]),
+    ("GET", "/api/tree", &["path", "min_share", "max_depth", "max_nodes", "metric", "resource"]),
     ("GET", "/api/samples", &["since", "limit", "filtered"]),
-    ("GET", "/api/reports/xprof", &["min_share", "metric"]),
-    ("GET", "/api/reports/xarc", &["min_share", "metric"]),
-    ("GET", "/api/reports/xtree", &["min_share", "metric"]),
-    ("GET", "/api/collapsed", &["metric"]),
+    ("GET", "/api/reports/xprof", &["min_share", "metric", "resource"]),
+    ("GET", "/api/reports/xarc", &["min_share", "metric", "resource"]),
+    ("GET", "/api/reports/xtree", &["min_share", "metric", "resource"]),
+    ("GET", "/api/reports/sites", &["min_share", "metric", "resource"]),
+    ("GET", "/api/collapsed", &["metric", "resource"]),
     ("POST", "/api/purge", &[]),
     ("POST", "/api/sampling", &[]),
     ("GET", "/api/jit/advice", &["limit", "min_share"]),

@@ -1,0 +1,160 @@
+//! The JVMTI events pcct records beside its samples: sampled allocations
+//! (`SampledObjectAlloc`) and contended monitor enters
+//! (`MonitorContendedEnter` / `MonitorContendedEntered`). Each callback,
+//! on the Java thread the event happened on, reads that thread's own stack
+//! (`GetStackTrace`, safe there) and the event's class, and hands an
+//! [`Event`] to the sampler through its lock-free queue; the sampler names
+//! and records it at its next tick (`pcct_sampler::events`).
+//!
+//! What a callback never does: take the profile lock or any lock the
+//! sampler waits for (the queue's push never blocks; a full queue drops
+//! the event, counted), run Java code, or keep a JNI reference. What it
+//! costs: one stack walk of the thread's own stack, one class name, two
+//! small allocations, at most once per sampled allocation (every 512 KiB
+//! allocated by default) and once per contended enter. With `alloc=off`
+//! and `locks=off` the capabilities are not even asked for.
+//!
+//! A contended enter's wait is the time between the two events, kept in
+//! JVMTI's thread-local storage of the thread (a virtual thread has its
+//! own, so a wait across a remount is still one wait).
+
+#![forbid(unsafe_code)]
+
+use pcct_sampler::counters::Counters;
+use pcct_sampler::events::{allocation_weight, uniform_from, Event, EventKind};
+use pcct_sampler::timer::now_ns;
+use pcct_sampler::Shared;
+
+use crate::jvmti::{Jni, Jvmti};
+use crate::jvmti_sys::{jclass, jobject};
+use crate::resolver::java_type_name;
+
+/// The class name an event gets when its class cannot be read.
+const UNKNOWN_CLASS: &str = "[unknown_class]";
+
+/// Which events the agent reports (from the `alloc` and `locks` options,
+/// less what this JVM cannot do).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reported {
+    /// Mean bytes between sampled allocations, if allocations are sampled.
+    pub alloc_interval: Option<u64>,
+    /// Whether contended monitor enters are recorded.
+    pub locks: bool,
+}
+
+impl Reported {
+    pub fn any(self) -> bool {
+        self.alloc_interval.is_some() || self.locks
+    }
+
+    /// What /api/status says.
+    pub fn describe(self) -> String {
+        let alloc = match self.alloc_interval {
+            Some(bytes) => format!("allocations sampled every {bytes} bytes on average"),
+            None => "allocations not sampled".to_string(),
+        };
+        let locks = if self.locks { "contended monitor enters recorded" } else { "monitors not recorded" };
+        format!("{alloc}; {locks}")
+    }
+}
+
+/// Where a callback hands its event, and what it needs to build it.
+pub struct Sink<'a> {
+    pub shared: &'a Shared,
+    pub jvmti: Jvmti,
+    /// Most frames kept per event (`depth=`).
+    pub depth: usize,
+}
+
+impl Sink<'_> {
+    /// Whether events are recorded now: not while sampling is paused
+    /// (`/api/sampling`) or after the sampler stopped for good, so a pause
+    /// costs the allocating threads no stack walk and fills no queue.
+    fn recording(&self) -> bool {
+        self.shared.control.is_running() && !self.shared.finished.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// `SampledObjectAlloc` of an object of `class` and `size` bytes, on
+    /// the allocating thread.
+    pub fn allocation(&self, class: jclass, size: i64, interval: u64) {
+        if !self.recording() {
+            return;
+        }
+        let size = size.max(1) as u64;
+        let weight = allocation_weight(size, interval, uniform_from(now_ns() ^ size.rotate_left(32)));
+        self.push(EventKind::Allocation, class, weight);
+    }
+
+    /// `MonitorContendedEnter`: the thread starts to wait.
+    pub fn monitor_waiting(&self) {
+        if !self.recording() {
+            return;
+        }
+        // 0 means "not waiting": a clock reading is never 0 after boot.
+        let _ = self.jvmti.set_own_thread_value(now_ns().max(1));
+    }
+
+    /// `MonitorContendedEntered` of `object`'s monitor: the wait is over.
+    /// A wait whose start was not seen (events enabled meanwhile) is skipped.
+    pub fn monitor_entered(&self, jni: Jni, object: jobject) {
+        let started = self.jvmti.own_thread_value();
+        if started == 0 {
+            return;
+        }
+        let _ = self.jvmti.set_own_thread_value(0);
+        if !self.recording() {
+            return;
+        }
+        let waited = now_ns().saturating_sub(started);
+        let class = jni.object_class(object);
+        self.push(EventKind::Monitor, class, pcct::Weight::lock_wait(waited));
+        jni.delete_local_ref(class);
+    }
+
+    fn push(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
+        let Some(queue) = self.shared.events.as_ref() else { return };
+        // A full queue would drop the event anyway: not worth a stack walk
+        // (a starved sampler must not make every allocation slower).
+        if queue.is_full() {
+            self.count_dropped(kind);
+            return;
+        }
+        let Ok((frames, truncated)) = self.jvmti.own_stack_trace(self.depth) else {
+            self.count_dropped(kind);
+            return;
+        };
+        let class = if class.is_null() {
+            UNKNOWN_CLASS.to_string()
+        } else {
+            self.jvmti.class_signature(class).map_or_else(|_| UNKNOWN_CLASS.to_string(), |s| java_type_name(&s))
+        };
+        // A full queue drops the event and counts it; the sampler adds
+        // those drops to its counters at its next tick.
+        let _ = queue.push(Event { kind, frames, truncated, class, weight });
+    }
+
+    fn count_dropped(&self, kind: EventKind) {
+        let counters = &self.shared.counters;
+        match kind {
+            EventKind::Allocation => Counters::add(&counters.allocations_dropped, 1),
+            EventKind::Monitor => Counters::add(&counters.monitor_waits_dropped, 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_line_says_what_is_reported() {
+        let both = Reported { alloc_interval: Some(524_288), locks: true };
+        assert!(both.any());
+        assert_eq!(
+            both.describe(),
+            "allocations sampled every 524288 bytes on average; contended monitor enters recorded"
+        );
+        assert!(!Reported::default().any());
+        assert_eq!(Reported::default().describe(), "allocations not sampled; monitors not recorded");
+    }
+}

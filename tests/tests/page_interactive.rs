@@ -1,0 +1,217 @@
+//! The live page as a person uses it, in headless Chromium driven through
+//! the DevTools protocol (`pcct_tests::devtools`): the embedded flame
+//! graph's own search (its "Search" button, a prompt answered with a
+//! method) highlights that method's frames, a click on a frame zooms to
+//! it, and both survive a reload (DOM checks in the embedded document,
+//! screenshots); with a token, the login form lets the right token in (a
+//! session cookie scripts cannot read) and keeps a wrong one out.
+
+use std::time::{Duration, Instant};
+
+use pcct_tests::browser::png_dimensions;
+use pcct_tests::devtools::{Browser, Page};
+use pcct_tests::http::{start_served, Client, Served};
+use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use serde_json::Value;
+
+const HOTTEST: &str = "LiveTarget.alpha";
+const SOON: Duration = Duration::from_secs(60);
+const WINDOW: (u32, u32) = (1280, 1600);
+
+/// LiveTarget with `options`, once its busy thread's hottest method is
+/// the API's first hot method.
+fn live_target(jdk: &Jdk, fixture: &Fixture, options: &str, client_token: Option<&str>) -> (Served, Client) {
+    let mut served = start_served(Jvm::new(jdk, fixture, "LiveTarget"), fixture, options);
+    served.jvm.wait_for_stdout_line("ready", SOON);
+    let client = match client_token {
+        Some(token) => served.client.clone().with_token(token),
+        None => served.client.clone(),
+    };
+    poll_until(Instant::now() + SOON, || {
+        let hot = client.get_json("/api/hot-methods?limit=1");
+        (hot["profile"]["samples"].as_u64().unwrap_or(0) >= 300 && hot["methods"][0]["method"]["display"] == HOTTEST)
+            .then_some(())
+    })
+    .unwrap_or_else(|| panic!("{HOTTEST} is not the hottest method within {SOON:?}"));
+    (served, client)
+}
+
+fn finish(served: Served, fixture: &Fixture) {
+    let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
+    finished.assert_success();
+    assert_no_hs_err(fixture.dir());
+}
+
+/// JavaScript: the embedded flame graph's document.
+const FLAME: &str = "document.getElementById('flame').contentDocument";
+
+/// Waits until the embedded flame graph has drawn its frames.
+fn wait_for_flame_graph(page: &mut Page<'_>) {
+    let ready = format!("(() => {{ const d = {FLAME}; return !!(d && d.getElementById('frames') && d.getElementById('frames').children.length > 3 && d.getElementById('search')); }})()");
+    let (_, ok) = page.wait_for(&ready, Instant::now() + SOON);
+    assert!(ok, "the embedded flame graph never drew its frames");
+}
+
+/// Page coordinates of the centre of the embedded document's element
+/// chosen by the JavaScript `finder` (given `d`, the document).
+fn centre_in_flame(page: &mut Page<'_>, finder: &str) -> (f64, f64) {
+    let script = format!(
+        "(() => {{ const o = document.getElementById('flame'); const d = o.contentDocument; \
+         const e = ({finder})(d); if (!e) return null; e.scrollIntoView({{ block: 'center' }}); const r = o.getBoundingClientRect(); const b = e.getBoundingClientRect(); \
+         return [r.left + o.clientLeft + b.left + b.width / 2, r.top + o.clientTop + b.top + b.height / 2]; }})()"
+    );
+    let value = page.evaluate(&script);
+    let point = value.as_array().unwrap_or_else(|| panic!("no element for {finder}"));
+    (point[0].as_f64().unwrap(), point[1].as_f64().unwrap())
+}
+
+/// Titles of the frames the flame graph's search highlighted.
+fn highlighted(page: &mut Page<'_>) -> Vec<String> {
+    let script = format!(
+        "(() => {{ const d = {FLAME}; const color = d.defaultView.searchcolor; \
+         return [...d.querySelectorAll('#frames rect')].filter(r => r.getAttribute('fill') === color) \
+         .map(r => r.parentElement.querySelector('title').textContent); }})()"
+    );
+    let value = page.evaluate(&script);
+    value
+        .as_array()
+        .map(|titles| titles.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The zoom state: (the unzoom button shows, frames hidden, widest frame of `method` in %).
+fn zoom_state(page: &mut Page<'_>, method: &str) -> (bool, u64, f64) {
+    let script = format!(
+        "(() => {{ const d = {FLAME}; const g = [...d.getElementById('frames').children]; \
+         const mine = g.filter(e => e.querySelector('title').textContent.startsWith('{method} ')) \
+         .map(e => parseFloat(e.querySelector('rect').getAttribute('width'))); \
+         return [!d.getElementById('unzoom').classList.contains('hide'), g.filter(e => e.classList.contains('hide')).length, Math.max(0, ...mine)]; }})()"
+    );
+    let value = page.evaluate(&script);
+    (value[0].as_bool().unwrap(), value[1].as_u64().unwrap(), value[2].as_f64().unwrap())
+}
+
+fn screenshot(page: &mut Page<'_>, fixture: &Fixture, name: &str) -> Vec<u8> {
+    let shot = page.screenshot(&fixture.path(name));
+    let (width, height) = png_dimensions(&shot).unwrap_or_else(|| panic!("{name} is not a PNG"));
+    assert!(width >= WINDOW.0 / 2 && height >= 400, "{name}: {width}x{height}");
+    assert!(shot.len() > 40_000, "{name} is only {} bytes: blank?", shot.len());
+    shot
+}
+
+per_jdk! {
+    fn the_embedded_flame_graph_searches_and_zooms(jdk) {
+        let fixture = Fixture::new("page-flame");
+        let (served, _client) = live_target(jdk, &fixture, "interval=1ms", None);
+        let mut browser = Browser::launch(fixture.dir(), WINDOW);
+        let mut page = browser.open(&format!("{}/", served.client.base_url()));
+        // Keep the page from reloading the graph in the middle of the test.
+        page.wait_for("document.getElementById('auto') !== null", Instant::now() + SOON);
+        page.evaluate("document.getElementById('auto').checked = false");
+        wait_for_flame_graph(&mut page);
+        assert!(highlighted(&mut page).is_empty());
+
+        // Search: the graph's own button, its prompt answered with the method.
+        let search = centre_in_flame(&mut page, "d => d.getElementById('search')");
+        // (The click that opened a dialog is not answered by Chromium: its
+        // answers are not waited for.)
+        page.click(search.0, search.1);
+        let message = page.answer_prompt("LiveTarget\\.alpha", Instant::now() + SOON);
+        assert!(message.contains("search term"), "{message}");
+        page.wait_for(&format!("{FLAME}.getElementById('matched').textContent.startsWith('Matched:')"), Instant::now() + SOON);
+        let found = highlighted(&mut page);
+        assert!(!found.is_empty(), "the search highlighted nothing");
+        assert!(found.iter().all(|title| title.starts_with(HOTTEST)), "highlighted: {found:?}");
+        let matched = page.evaluate(&format!("{FLAME}.getElementById('matched').textContent"));
+        assert!(matched.as_str().is_some_and(|text| text.starts_with("Matched:")), "{matched}");
+        let searched = screenshot(&mut page, &fixture, "searched.png");
+
+        // Zoom: a click on the busy thread's frame of the hottest method.
+        let (zoomed_before, _, width_before) = zoom_state(&mut page, HOTTEST);
+        assert!(!zoomed_before && width_before < 99.0, "zoomed before the click ({width_before}%)");
+        let frame = centre_in_flame(&mut page, &format!(
+            "d => [...d.getElementById('frames').children].filter(e => e.querySelector('title').textContent.startsWith('{HOTTEST} ')).sort((a, b) => b.querySelector('rect').getBBox().width - a.querySelector('rect').getBBox().width)[0]?.querySelector('rect')"
+        ));
+        let clicks = page.click(frame.0, frame.1);
+        page.settle(clicks);
+        let (zoomed, hidden, width) = zoom_state(&mut page, HOTTEST);
+        assert!(zoomed && hidden > 0 && width > 99.0, "not zoomed: unzoom shown {zoomed}, {hidden} hidden, {HOTTEST} {width}%");
+        let state = page.evaluate("document.getElementById('flame').contentWindow.location.search");
+        let state = state.as_str().unwrap_or_default().to_string();
+        assert!(state.contains("s=") && state.contains("x=") && state.contains("y="), "{state}");
+        let zoomed_shot = screenshot(&mut page, &fixture, "zoomed.png");
+        assert_ne!(searched, zoomed_shot, "the zoom changed nothing on screen");
+
+        // The reload button keeps the search and the zoom.
+        let reload = page.evaluate("(() => { const b = document.getElementById('reload-flame'); b.scrollIntoView(); const r = b.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()");
+        let clicks = page.click(reload[0].as_f64().unwrap(), reload[1].as_f64().unwrap());
+        page.settle(clicks);
+        wait_for_flame_graph(&mut page);
+        let (_, restored) = page.wait_for(&format!("!{FLAME}.getElementById('unzoom').classList.contains('hide')"), Instant::now() + SOON);
+        assert!(restored, "the zoom did not survive the reload");
+        assert!(!highlighted(&mut page).is_empty(), "the search did not survive the reload");
+
+        // The resource selector drives the hot lists and the graph.
+        let (_, ranked) = page.wait_for("document.getElementById('methods-resource').textContent === 'cpu_ns'", Instant::now() + SOON);
+        assert!(ranked, "hot methods not ranked by the tree's cpu_ns: {}", page.evaluate("document.getElementById('methods-panel').innerText"));
+        page.evaluate("(() => { const s = document.getElementById('metric'); s.value = 'wall_ns'; s.dispatchEvent(new Event('change')); })()");
+        let (_, switched) = page.wait_for(
+            "document.getElementById('methods-resource').textContent === 'wall_ns' && document.getElementById('flame').data.includes('metric=wall_ns')",
+            Instant::now() + SOON,
+        );
+        assert!(switched, "the selector did not switch the hot methods and the graph to wall_ns: {}", page.evaluate("document.getElementById('methods-panel').innerText"));
+        drop(browser);
+        finish(served, &fixture);
+    }
+}
+
+const TOKEN: &str = "page-test-token-7";
+
+/// Logs in through the form with `token` (typed, then the button clicked).
+fn type_token_and_submit(page: &mut Page<'_>, token: &str) {
+    let (_, ok) = page.wait_for("document.getElementById('token') !== null", Instant::now() + SOON);
+    assert!(ok, "no login form");
+    let field = page.evaluate("(() => { const r = document.getElementById('token').getBoundingClientRect(); return [r.left + 5, r.top + r.height / 2]; })()");
+    let clicks = page.click(field[0].as_f64().unwrap(), field[1].as_f64().unwrap());
+    page.settle(clicks);
+    page.call("Input.insertText", serde_json::json!({ "text": token }));
+    let button = page.evaluate("(() => { const r = document.getElementById('login').getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()");
+    let clicks = page.click(button[0].as_f64().unwrap(), button[1].as_f64().unwrap());
+    page.settle(clicks);
+}
+
+per_jdk! {
+    fn with_a_token_the_login_form_lets_the_right_token_in(jdk) {
+        let fixture = Fixture::new("page-login");
+        let (served, _client) = live_target(jdk, &fixture, &format!("interval=1ms,token={TOKEN}"), Some(TOKEN));
+        let base = served.client.base_url();
+        {
+            // A wrong token: the form again, and no way in.
+            let mut browser = Browser::launch(fixture.dir(), WINDOW);
+            let mut page = browser.open(&format!("{base}/"));
+            type_token_and_submit(&mut page, "not-the-token");
+            let (_, refused) = page.wait_for("document.getElementById('message')?.textContent.includes('not the token') === true", Instant::now() + SOON);
+            assert!(refused, "no refusal shown");
+            let status = page.evaluate("fetch('/api/status').then(r => r.status)");
+            assert_eq!(status, 401);
+        }
+        let mut browser = Browser::launch(fixture.dir(), WINDOW);
+        let mut page = browser.open(&format!("{base}/"));
+        type_token_and_submit(&mut page, TOKEN);
+        let rows = "document.querySelectorAll('#methods tbody tr').length > 0 && document.getElementById('status').textContent.includes('sampling')";
+        let (_, in_) = page.wait_for(rows, Instant::now() + SOON);
+        assert!(in_, "the page did not fill after the login: {}", page.evaluate("document.body.innerText"));
+        let first = page.evaluate("document.querySelector('#methods tbody tr td').textContent");
+        assert_eq!(first, HOTTEST);
+        assert_eq!(page.evaluate("document.cookie.includes('pcct_session')"), false, "scripts can read the session cookie");
+        assert_eq!(page.evaluate("fetch('/api/status').then(r => r.status)"), 200);
+        // The embedded flame graph loads with the session too.
+        wait_for_flame_graph(&mut page);
+        screenshot(&mut page, &fixture, "logged-in.png");
+        // Logging out ends the session.
+        page.evaluate("fetch('/logout', { method: 'POST', headers: { 'Content-Type': 'application/json' } }).then(r => r.status)");
+        assert_eq!(page.evaluate("fetch('/api/status').then(r => r.status)"), 401);
+        drop(browser);
+        finish(served, &fixture);
+    }
+}
