@@ -62,8 +62,18 @@ pub fn code_loaded(shared: &Shared, jvmti: Jvmti, method: usize, address: usize,
         osr_bci: nmethod.osr_bci,
         compile_id: nmethod.compile_id,
     };
-    let unnamed = shared.jit.table.lock().unnamed(&tree.methods());
-    let names = unnamed.into_iter().map(|id| (id, method_facts(jvmti, id))).collect();
+    let ids = tree.methods();
+    let mut names = Vec::new();
+    // A name may go with code unloaded between the look-up and the load
+    // (the table keeps a VM id only while code names it): ask again. After
+    // that, a method still without a name gets one no profile has.
+    for _ in 0..3 {
+        let unnamed = shared.jit.table.lock().unnamed(&ids);
+        names = unnamed.into_iter().map(|id| (id, method_facts(jvmti, id))).collect();
+        if !shared.jit.table.lock().lacks_names(&ids, &names) {
+            break;
+        }
+    }
     let loaded = shared.jit.table.lock().load(facts, tree, names, now_ns());
     match loaded {
         Loaded::New | Loaded::Replaced => Counters::add(&counters.inline_records_kept, 1),

@@ -5,9 +5,11 @@
 //! (each edge's path of methods and call sites, at most a budget of steps
 //! in all: an edge beyond it keeps the last [`TAIL_STEPS`] steps of its
 //! path); naming and the join run after the lock is released, on the
-//! method table (shared copy-on-write) and under the table's own lock.
+//! method table (shared copy-on-write) and on a copy of what the join
+//! reads of the inline table (`InlineTable::extract`, made under its lock:
+//! the methods on the paths and their current code).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
 use serde::Serialize;
@@ -182,7 +184,7 @@ pub struct EdgeInlining {
 
 /// The inlining of each copied edge, in order.
 pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_ns: u64) -> Vec<EdgeInlining> {
-    let table = jit.table.lock();
+    let table = extract(jit, methods, contexts);
     edge_states(&table, methods, contexts)
         .into_iter()
         .map(|state| EdgeInlining {
@@ -193,6 +195,14 @@ pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_n
             code_changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
         })
         .collect()
+}
+
+/// What the join of `contexts` reads of the inline table, copied under
+/// its lock (the keys are made before it is taken): the join runs after.
+fn extract(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts) -> InlineTable {
+    let ids: BTreeSet<MethodId> = contexts.edges.iter().flat_map(|edge| edge.path.iter().map(|&(id, _)| id)).collect();
+    let keys: Vec<MethodKey> = ids.into_iter().map(|id| key_of(methods, id)).collect();
+    jit.table.lock().extract(&keys)
 }
 
 /// The advice for the copied edges: at least `min_share`, at most `limit`
@@ -206,7 +216,7 @@ pub fn advice(
     now_ns: u64,
 ) -> Advice {
     let flags = jit.setup().flags;
-    let edges = assess_edges(&jit.table.lock(), methods, contexts, flags, now_ns);
+    let edges = assess_edges(&extract(jit, methods, contexts), methods, contexts, flags, now_ns);
     advise(edges, min_share, limit)
 }
 

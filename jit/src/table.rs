@@ -11,12 +11,16 @@
 //! dropped when HotSpot unloads it (CompiledMethodUnload), so nothing of
 //! unloaded code is ever read.
 //!
-//! Memory is bounded ([`Limits`]): past its bound a load is refused
-//! ([`Loaded::Full`], counted by the caller), the table is then incomplete,
-//! and the agent starts it over (an empty table refilled by JVMTI's
-//! GenerateEvents). Methods are keyed by the names the profile gives them
-//! (class in source form, name, JVM signature), which is how a hot edge
-//! finds them, and by the VM's id, which is how events name them.
+//! Memory is bounded ([`Limits`]): every map has a capacity, and past it a
+//! load is refused ([`Loaded::Full`], counted by the caller), the table is
+//! then incomplete, and the agent starts it over (an empty table refilled
+//! by JVMTI's GenerateEvents). Methods are keyed by the names the profile
+//! gives them (class in source form, name, JVM signature), which is how a
+//! hot edge finds them, and by the VM's id, which is how events name them.
+//! A VM id is kept only while code in the table names it (each code holds
+//! a reference to the ids of its tree): under class churn, a class loaded
+//! again under the same name has new ids, and the old ones leave with the
+//! old class's code, so the ids stay within what the code kept names.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -55,6 +59,9 @@ impl MethodKey {
     }
 }
 
+/// The key of a method the table does not hold.
+static UNNAMED: MethodKey = MethodKey { class: String::new(), name: String::new(), signature: String::new() };
+
 /// A method known to the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JitMethod(pub u32);
@@ -91,11 +98,21 @@ pub struct Limits {
     pub max_tree_bytes: usize,
     /// Nodes of one piece of code's tree (deeper chains are cut).
     pub max_tree_nodes: usize,
+    /// VM method ids named at once (those the code kept names).
+    pub max_vm_ids: usize,
+    /// Pieces of code kept at once.
+    pub max_codes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_methods: 1 << 16, max_tree_bytes: 16 << 20, max_tree_nodes: 1 << 14 }
+        Limits {
+            max_methods: 1 << 16,
+            max_tree_bytes: 16 << 20,
+            max_tree_nodes: 1 << 14,
+            max_vm_ids: 1 << 18,
+            max_codes: 1 << 17,
+        }
     }
 }
 
@@ -124,6 +141,8 @@ pub struct Code {
     /// Arrival order, to order code without a compile id.
     sequence: u64,
     pub tree: CodeTree,
+    /// The VM ids its tree names (each holds a reference in the table).
+    vm_ids: Vec<u64>,
 }
 
 impl Code {
@@ -175,6 +194,8 @@ pub struct TableStats {
     pub codes: usize,
     /// Methods named.
     pub methods: usize,
+    /// VM method ids named (those of the code kept).
+    pub vm_ids: usize,
     /// Inlined calls kept.
     pub inlined_calls: usize,
     /// About how much memory it holds.
@@ -190,12 +211,17 @@ pub struct TableStats {
 #[derive(Debug, Default)]
 pub struct InlineTable {
     limits: Limits,
-    methods: Vec<MethodFacts>,
+    /// By [`JitMethod`], numbered as they are named (a map, so that an
+    /// [`InlineTable::extract`] keeps the numbers of the few it copies).
+    methods: HashMap<JitMethod, MethodFacts>,
     by_key: HashMap<MethodKey, JitMethod>,
-    by_vm_id: HashMap<u64, JitMethod>,
+    /// Each VM id's method and how many pieces of code name it.
+    by_vm_id: HashMap<u64, (JitMethod, u32)>,
     codes: HashMap<u64, Code>,
     current: HashMap<JitMethod, Current>,
     calls: usize,
+    /// VM ids the code kept names, all code together (with repeats).
+    code_ids: usize,
     tree_bytes: usize,
     name_bytes: usize,
     sequence: u64,
@@ -212,16 +238,26 @@ impl InlineTable {
         self.limits
     }
 
+    /// Whether some of `ids` are neither named in the table nor in `names`
+    /// (a name went with code unloaded since [`InlineTable::unnamed`] was
+    /// asked: ask again, or the load names it as no profile does).
+    pub fn lacks_names(&self, ids: &BTreeSet<u64>, names: &[(u64, Option<MethodFacts>)]) -> bool {
+        ids.iter().any(|id| !self.by_vm_id.contains_key(id) && !names.iter().any(|(named, _)| named == id))
+    }
+
     /// Those of `ids` the table cannot name yet.
     pub fn unnamed(&self, ids: &BTreeSet<u64>) -> Vec<u64> {
         ids.iter().copied().filter(|id| !self.by_vm_id.contains_key(id)).collect()
     }
 
     /// Names the VM's method `id` (a method it could not name gets a name
-    /// no profile has). `None` when the table is full.
+    /// no profile has), with no reference yet. `None` when the table is full.
     fn name(&mut self, id: u64, facts: Option<MethodFacts>) -> Option<JitMethod> {
-        if let Some(&known) = self.by_vm_id.get(&id) {
+        if let Some(&(known, _)) = self.by_vm_id.get(&id) {
             return Some(known);
+        }
+        if self.by_vm_id.len() >= self.limits.max_vm_ids {
+            return None;
         }
         let facts = facts.unwrap_or(MethodFacts { key: MethodKey::unnamed(), bytecodes: None });
         let method = match self.by_key.get(&facts.key) {
@@ -233,12 +269,34 @@ impl InlineTable {
                 let method = JitMethod(self.methods.len() as u32);
                 self.name_bytes += facts.key.approx_bytes();
                 self.by_key.insert(facts.key.clone(), method);
-                self.methods.push(facts);
+                self.methods.insert(method, facts);
                 method
             }
         };
-        self.by_vm_id.insert(id, method);
+        self.by_vm_id.insert(id, (method, 0));
         Some(method)
+    }
+
+    /// Forgets those of `ids` no code names.
+    fn release(&mut self, ids: &[u64]) {
+        for id in ids {
+            if self.by_vm_id.get(id).is_some_and(|&(_, references)| references == 0) {
+                self.by_vm_id.remove(id);
+            }
+        }
+    }
+
+    /// Adds (`+1`) or drops (`-1`) a reference of code to each of `ids`,
+    /// forgetting the ids no code names any more.
+    fn reference(&mut self, ids: &[u64], change: i32) {
+        for id in ids {
+            if let Some((_, references)) = self.by_vm_id.get_mut(id) {
+                *references = references.saturating_add_signed(change);
+            }
+        }
+        if change < 0 {
+            self.release(ids);
+        }
     }
 
     /// Records the code one CompiledMethodLoad reported: `tree` over the
@@ -251,26 +309,47 @@ impl InlineTable {
         names: Vec<(u64, Option<MethodFacts>)>,
         now_ns: u64,
     ) -> Loaded {
-        for (id, method) in names {
+        let vm_ids: Vec<u64> = tree.methods().into_iter().collect();
+        let outcome = self.load_named(facts, tree, names, &vm_ids, now_ns);
+        if !matches!(outcome, Loaded::New | Loaded::Replaced) {
+            // Names given for code not kept are not kept either.
+            self.release(&vm_ids);
+        }
+        outcome
+    }
+
+    fn load_named(
+        &mut self,
+        facts: CodeFacts,
+        tree: TreeBuilder,
+        names: Vec<(u64, Option<MethodFacts>)>,
+        vm_ids: &[u64],
+        now_ns: u64,
+    ) -> Loaded {
+        let named = names.into_iter().chain(vm_ids.iter().map(|&id| (id, None)));
+        for (id, method) in named {
             if self.name(id, method).is_none() {
                 self.complete = false;
                 return Loaded::Full;
             }
         }
-        for id in tree.methods() {
-            if self.name(id, None).is_none() {
-                self.complete = false;
-                return Loaded::Full;
-            }
-        }
         let by_vm_id = &self.by_vm_id;
-        let tree = tree.finish(|id| by_vm_id[&id].0);
-        if self.tree_bytes + tree.bytes() > self.limits.max_tree_bytes {
+        let tree = tree.finish(|id| by_vm_id[&id].0 .0);
+        let room = self.tree_bytes + tree.bytes() <= self.limits.max_tree_bytes;
+        let replaces = self.codes.contains_key(&facts.address);
+        if !room || (self.codes.len() >= self.limits.max_codes && !replaces) {
             self.complete = false;
             return Loaded::Full;
         }
         self.sequence += 1;
-        let code = Code { facts, root: JitMethod(tree.root()), loaded_ns: now_ns, sequence: self.sequence, tree };
+        let code = Code {
+            facts,
+            root: JitMethod(tree.root()),
+            loaded_ns: now_ns,
+            sequence: self.sequence,
+            tree,
+            vm_ids: vm_ids.to_vec(),
+        };
         self.install(code, now_ns)
     }
 
@@ -290,6 +369,8 @@ impl InlineTable {
         self.remove(address);
         self.calls += code.tree.inlined_calls();
         self.tree_bytes += code.tree.bytes();
+        self.code_ids += code.vm_ids.len();
+        self.reference(&code.vm_ids, 1);
         self.codes.insert(address, code);
         let current = self.current.entry(root).or_default();
         current.set(osr_bci, Some(address));
@@ -302,6 +383,8 @@ impl InlineTable {
         let code = self.codes.remove(&address)?;
         self.calls -= code.tree.inlined_calls();
         self.tree_bytes -= code.tree.bytes();
+        self.code_ids -= code.vm_ids.len();
+        self.reference(&code.vm_ids, -1);
         if let Some(current) = self.current.get_mut(&code.root) {
             if current.slot(code.facts.osr_bci) == Some(address) {
                 current.set(code.facts.osr_bci, None);
@@ -343,7 +426,31 @@ impl InlineTable {
 
     /// Whether the table needs to start over (a load was refused).
     pub fn is_full(&self) -> bool {
-        self.methods.len() >= self.limits.max_methods || self.tree_bytes >= self.limits.max_tree_bytes
+        self.methods.len() >= self.limits.max_methods
+            || self.tree_bytes >= self.limits.max_tree_bytes
+            || self.by_vm_id.len() >= self.limits.max_vm_ids
+            || self.codes.len() >= self.limits.max_codes
+    }
+
+    /// A copy of what a join over methods named `keys` reads: those
+    /// methods, their current code, and whether the table is complete
+    /// (copied under the table's lock, so that the join runs after it).
+    pub fn extract<'k>(&self, keys: impl IntoIterator<Item = &'k MethodKey>) -> InlineTable {
+        let mut part = InlineTable { limits: self.limits, complete: self.complete, ..InlineTable::default() };
+        for key in keys {
+            let Some(&method) = self.by_key.get(key) else { continue };
+            let Some(facts) = self.methods.get(&method) else { continue };
+            if part.methods.insert(method, facts.clone()).is_some() {
+                continue;
+            }
+            part.by_key.insert(key.clone(), method);
+            let Some(current) = self.current.get(&method) else { continue };
+            for address in current.addresses() {
+                part.codes.extend(self.codes.get(&address).map(|code| (address, code.clone())));
+            }
+            part.current.insert(method, current.clone());
+        }
+        part
     }
 
     /// The method the profile calls `key`, if the table knows it.
@@ -352,11 +459,11 @@ impl InlineTable {
     }
 
     pub fn key(&self, method: JitMethod) -> &MethodKey {
-        &self.methods[method.0 as usize].key
+        self.methods.get(&method).map_or(&UNNAMED, |facts| &facts.key)
     }
 
     pub fn bytecodes(&self, method: JitMethod) -> Option<u32> {
-        self.methods[method.0 as usize].bytecodes
+        self.methods.get(&method).and_then(|facts| facts.bytecodes)
     }
 
     /// The current code of `method` (normal entry, then OSR entries).
@@ -375,8 +482,9 @@ impl InlineTable {
         TableStats {
             codes,
             methods: self.methods.len(),
+            vm_ids: self.by_vm_id.len(),
             inlined_calls: self.calls,
-            bytes: self.name_bytes + maps + self.tree_bytes + codes * std::mem::size_of::<Code>(),
+            bytes: self.name_bytes + maps + self.code_ids * 8 + self.tree_bytes + codes * std::mem::size_of::<Code>(),
             complete: self.complete,
             restarts: self.restarts,
         }
@@ -465,6 +573,93 @@ pub(crate) mod tests {
         table.restart();
         assert_eq!(table.stats(), TableStats { restarts: 1, ..TableStats::default() });
         assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[4]), Loaded::New);
+    }
+
+    /// Class churn: the same class loaded again and again under one name,
+    /// each time with new VM ids, its code compiled and then unloaded.
+    #[test]
+    fn vm_ids_leave_with_the_code_that_named_them_under_class_churn() {
+        let limits = Limits { max_vm_ids: 8, ..Limits::default() };
+        let mut table = InlineTable::new(limits);
+        let same = |name: &str| Some(MethodFacts { key: key(name), bytecodes: Some(10) });
+        for generation in 0..1000u64 {
+            // Ids 2g+1 (the caller) and 2g+2 (its inlined callee): new
+            // every generation, the same two names.
+            let (caller, callee) = (2 * generation + 1, 2 * generation + 2);
+            let address = 0x1000 + generation;
+            let builder = tree(caller, &[callee]);
+            assert_eq!(table.unnamed(&builder.methods()), vec![caller, callee]);
+            let names = vec![(caller, same("churn")), (callee, same("helper"))];
+            let loaded = table.load(facts(address, caller, generation as u32), builder, names, generation);
+            assert!(matches!(loaded, Loaded::New | Loaded::Replaced), "generation {generation}: {loaded:?}");
+            assert!(table.unload(address, caller, generation));
+            let stats = table.stats();
+            assert_eq!((stats.vm_ids, stats.codes, stats.methods), (0, 0, 2), "generation {generation}");
+        }
+        assert!(!table.is_full());
+    }
+
+    #[test]
+    fn past_its_vm_ids_bound_a_load_is_refused_and_names_of_code_not_kept_are_not_kept() {
+        let limits = Limits { max_vm_ids: 4, ..Limits::default() };
+        let mut table = InlineTable::new(limits);
+        table.mark_complete();
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[2, 3]), Loaded::New);
+        assert_eq!(table.stats().vm_ids, 3);
+        // Two more ids do not fit: refused, and the one named first is let go.
+        assert_eq!(load(&mut table, facts(0x2000, 4, 2), &[5]), Loaded::Full);
+        assert_eq!(table.stats().vm_ids, 3);
+        assert!(!table.complete());
+        // Code already known is a duplicate: the names given for it go.
+        let builder = tree(1, &[2, 3]);
+        assert_eq!(table.load(facts(0x1000, 1, 1), builder, vec![], 0), Loaded::Duplicate);
+        assert_eq!(table.stats().vm_ids, 3);
+        // Unloading frees its ids: the refused code now fits.
+        assert!(table.unload(0x1000, 1, 1));
+        assert_eq!(table.stats().vm_ids, 0);
+        assert_eq!(load(&mut table, facts(0x2000, 4, 2), &[5]), Loaded::New);
+    }
+
+    #[test]
+    fn past_its_codes_bound_a_load_is_refused() {
+        let mut table = InlineTable::new(Limits { max_codes: 2, ..Limits::default() });
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x2000, 2, 2), &[]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x3000, 3, 3), &[]), Loaded::Full);
+        assert!(table.is_full());
+        // Newer code of a method kept replaces its old code: it fits.
+        assert_eq!(load(&mut table, facts(0x1000, 1, 4), &[]), Loaded::Replaced);
+    }
+
+    #[test]
+    fn a_method_whose_name_went_with_unloaded_code_is_asked_for_again() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 1), &[2]);
+        // The agent asked for names of 3 and [1, 2] known...
+        let builder = tree(3, &[2]);
+        assert_eq!(table.unnamed(&builder.methods()), vec![3]);
+        // ...then the code naming 2 was unloaded before the load.
+        assert!(table.unload(0x1000, 1, 2));
+        assert!(table.lacks_names(&builder.methods(), &names(&[3])));
+        assert!(!table.lacks_names(&builder.methods(), &names(&[2, 3])));
+        assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[2]), Loaded::New);
+    }
+
+    #[test]
+    fn an_extract_holds_the_methods_named_and_their_current_code_only() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 1), &[2]);
+        load(&mut table, facts(0x2000, 3, 2), &[]);
+        table.mark_complete();
+        let part = table.extract([&key("m1"), &key("m2"), &key("m9")]);
+        let m1 = part.method(&key("m1")).expect("m1");
+        assert_eq!(m1, table.method(&key("m1")).unwrap(), "the same numbers");
+        let code = part.current(m1).next().expect("m1's code");
+        assert_eq!(code.tree.inlined_methods().collect::<Vec<_>>(), vec![table.method(&key("m2")).unwrap().0]);
+        assert_eq!(part.key(code.root), &key("m1"));
+        assert_eq!(part.method(&key("m3")), None);
+        assert!(part.complete());
+        assert_eq!(part.stats().codes, 1);
     }
 
     #[test]

@@ -76,5 +76,11 @@ per_jdk! {
         // code was loaded and unloaded (their records dropped) meanwhile.
         assert!(sampler_counter(&json, "code_unloaded") > 0, "JDK {}: no compiled code unloaded while churning", jdk.major);
         assert_eq!(sampler_counter(&json, "inline_records_malformed"), 0);
+        // The table keeps a VM id only while code names it: the ids of
+        // churned classes whose code was unloaded are gone.
+        let table = &json["jit_advice"]["jit"]["table"];
+        eprintln!("JDK {}: inline table at exit: {table}", jdk.major);
+        let (ids, codes) = (table["vm_ids"].as_u64().expect("vm_ids"), table["codes"].as_u64().expect("codes"));
+        assert!(codes > 0 && ids > 0, "JDK {}: an empty inline table: {table}", jdk.major);
     }
 }

@@ -17,8 +17,8 @@
 //!
 //! Hot edges also say whether the code that runs their caller inlines the
 //! call (`inlined`, `caller_level`, ...): their contexts are copied under
-//! the lock as ids and joined with the inline table after it
-//! (`routes/jit.rs`, `pcct_jit::profile`).
+//! the lock as ids and joined with the inline table after it, on a
+//! blocking thread (`routes/jit.rs` `join`, `pcct_jit::profile`).
 
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use pcct::view::{self, HotEdge, HotMethod, HotNode, HotNodeIds, Site, TooManySteps};
 use pcct::{MethodOrder, MethodTable, Metric, NodeId};
-use pcct_jit::profile::{EdgeContexts, EdgeInlining};
+use pcct_jit::profile::{inlining, EdgeContexts, EdgeInlining};
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Profile;
 use serde::Serialize;
@@ -129,7 +129,7 @@ pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery)
             .await?
         }
     };
-    let inlining = pcct_jit::profile::inlining(&state.shared.jit, &methods, &contexts, now_ns());
+    let inlining = super::jit::join(&state, move |jit| inlining(jit, &methods, &contexts, now_ns())).await?;
     let edges = edges.into_iter().zip(inlining).map(|(edge, inlining)| HotEdgeEntry { edge, inlining }).collect();
     state.json(Some("limit"), &HotEdges { profile, resource, edges })
 }

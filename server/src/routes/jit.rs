@@ -6,7 +6,9 @@
 //! The hot edges and their calling contexts are copied under the profile
 //! lock (ids only, `pcct_jit::profile::EdgeContexts`; a heavy job on a copy
 //! of the profile when the hot-edge list does not cover them), then named
-//! and joined under the inline table's lock, which the sampler never takes.
+//! and joined on a blocking thread ([`join`]): under the inline table's
+//! lock (which the sampler never takes) only what the join reads is copied
+//! (`InlineTable::extract`), and the join runs after it is released.
 //! A recompile request is queued for the agent's JIT thread, which
 //! retransforms the classes (one VM operation); the handler waits for its
 //! answer, at most [`RECOMPILE_WAIT`].
@@ -77,9 +79,21 @@ fn advice_params(query: Option<&str>) -> Result<(usize, f64), ApiError> {
     Ok((limit, min_share))
 }
 
+/// Runs `work` (a join with the inline table) on a blocking thread: it
+/// names methods and walks every edge's path, too long for a runtime worker.
+pub async fn join<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&pcct_jit::Jit) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let shared = Arc::clone(&state.shared);
+    tokio::task::spawn_blocking(move || work(&shared.jit))
+        .await
+        .map_err(|_| ApiError::internal("the join with the inline table failed"))
+}
+
 async fn advice_answer(state: &AppState, limit: usize, min_share: f64) -> Result<AdviceAnswer, ApiError> {
     let (header, contexts, methods) = hot_edge_contexts(state).await?;
-    let advice = profile::advice(&state.shared.jit, &methods, &contexts, min_share, limit, now_ns());
+    let advice = join(state, move |jit| profile::advice(jit, &methods, &contexts, min_share, limit, now_ns())).await?;
     let report = AdviceReport { jit: state.shared.jit.summary(), min_share, advice };
     Ok(AdviceAnswer { profile: header, report })
 }
