@@ -52,8 +52,8 @@ pub struct Agent {
     /// java.lang.Thread (to recognise their ThreadStart).
     sampler_thread: AtomicPtr<c_void>,
     jit_thread: AtomicPtr<c_void>,
-    /// Whether the agent holds the capability to retransform classes (recompile requests).
-    can_recompile: bool,
+    /// What the JIT feedback can do here (the options, less what this JVM cannot).
+    jit: crate::jit::JitSupport,
     /// Thread ids of the agent's own threads (never sampled).
     own_tids: Mutex<Vec<i32>>,
     /// Set once VMDeath began: callbacks do nothing after it.
@@ -129,19 +129,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // CompiledMethodLoad/Unload feed the inline table (`jit.rs`); pcct's
-    // stack walk needs neither.
-    if options.compiled {
-        capabilities.set_can_generate_compiled_method_load_events(1);
-    }
-    // Retransforming a class makes HotSpot compile it again (recompile
-    // requests). Held from start-up, HotSpot records every dependency of
-    // compiled code on it and deoptimises only what depends on the classes
-    // retransformed (BENCHMARKS.md, "JIT feedback", measures the cost).
-    let can_recompile = options.compiled && options.recompile && potential.can_retransform_classes() != 0;
-    if can_recompile {
-        capabilities.set_can_retransform_classes(1);
-    }
+    let jit = crate::jit::JitSupport::ask(options.compiled, options.recompile, &potential, &mut capabilities);
     let reported = event_capabilities(&options, &potential, &mut capabilities);
     jvmti.add_capabilities(&capabilities)?;
     if let Some(bytes) = reported.alloc_interval {
@@ -163,7 +151,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
         jit_thread: AtomicPtr::new(std::ptr::null_mut()),
-        can_recompile,
+        jit,
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
@@ -174,7 +162,10 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         vm.debug_info = debug_info;
         vm.events = reported.describe();
     }
-    agent.describe_jit(potential.can_retransform_classes() != 0);
+    agent.shared.jit.set_setup(|setup| {
+        (setup.state, setup.recompile) = jit.describe();
+        setup.flags = crate::jit::inline_flags();
+    });
     if AGENT.set(agent).is_err() {
         return Err(SetupError::AlreadyLoaded);
     }
@@ -267,7 +258,7 @@ impl Agent {
             self.disable(format!("could not start the sampler thread: {reason}"));
             return;
         }
-        if self.options.compiled {
+        if self.jit.events {
             if let Err(reason) = self.start_thread(jni, "pcct-jit", &self.jit_thread, crate::callbacks::jit_main) {
                 complain(&format!("inline records are off: could not start the JIT thread: {reason}"));
                 self.shared.jit.set_setup(|setup| setup.state = format!("off: no JIT thread ({reason})"));
@@ -290,23 +281,6 @@ impl Agent {
             self.jvmti.run_agent_thread(thread, Some(main), std::ptr::null(), JVMTI_THREAD_MAX_PRIORITY as jint);
         jni.delete_local_ref(thread);
         started.map_err(|error| error.to_string())
-    }
-
-    /// What /api/status says of the inline records before the JIT thread runs.
-    fn describe_jit(&self, retransform_available: bool) {
-        let recompile = match (self.options.compiled, self.options.recompile, self.can_recompile) {
-            (_, _, true) => "on".to_string(),
-            (false, _, _) => "off (compiled=off)".to_string(),
-            (true, false, _) => "off (recompile=off)".to_string(),
-            (true, true, false) if !retransform_available => "off: this JVM cannot retransform classes".to_string(),
-            (true, true, false) => "off".to_string(),
-        };
-        let state = if self.options.compiled { "starting" } else { "off (compiled=off)" };
-        self.shared.jit.set_setup(|setup| {
-            setup.state = state.to_string();
-            setup.recompile = recompile;
-            setup.flags = crate::jit::inline_flags();
-        });
     }
 
     /// Turns sampling off for good, saying why once.
@@ -379,7 +353,7 @@ impl Agent {
         let own = current_tid();
         self.own_tids.lock().push(own);
         self.registry.retire(own);
-        crate::jit::serve(&self.shared, self.jvmti, jni, self.can_recompile, || self.dying.load(Ordering::Acquire));
+        crate::jit::serve(&self.shared, self.jvmti, jni, self.jit.recompile, || self.dying.load(Ordering::Acquire));
     }
 
     /// Where the event callbacks hand their events.

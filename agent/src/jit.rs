@@ -19,7 +19,8 @@
 //!   /api/jit/recompile`), served by retransforming the named classes, which
 //!   makes HotSpot deoptimise their code and the code that inlined their
 //!   methods; hot methods are then compiled again, under the compiler
-//!   directives in force.
+//!   directives in force. The capability to retransform classes is added
+//!   at the first request ([`JitSupport`] says why), not at start-up.
 //!
 //! Nothing here runs on the sampler thread or takes a lock it needs.
 
@@ -38,9 +39,92 @@ use pcct_sampler::timer::now_ns;
 use pcct_sampler::Shared;
 
 use crate::cmlr::Malformed;
+use crate::console::complain;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
-use crate::jvmti_sys::{jclass, jmethodID, jvmtiEvent};
+use crate::jvmti_sys::{jclass, jmethodID, jvmtiCapabilities, jvmtiEvent};
 use crate::resolver::{class_name_from_signature, names_of};
+
+/// What the JIT feedback can do on this JVM: the `compiled` and
+/// `recompile` options, less what its potential capabilities lack (each
+/// lack said once, at start-up).
+///
+/// Only the events' capability is asked for at start-up. The capability to
+/// retransform classes is added by the JIT thread at the first recompile
+/// request (JVMTI allows it in the live phase on HotSpot 17 and 25): held
+/// from start-up, it would make HotSpot record the evolution dependencies
+/// of every compiled method for the whole run, for requests most runs never
+/// make. Added late, the first retransform deoptimises all compiled code
+/// once (HotSpot then has no dependencies to choose by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JitSupport {
+    /// CompiledMethodLoad/Unload feed the inline table.
+    pub events: bool,
+    /// Recompile requests are served.
+    pub recompile: bool,
+    /// Why not, when an option asked for it and this JVM cannot.
+    lacking: Option<&'static str>,
+}
+
+impl JitSupport {
+    /// Decides from the options and `potential`, and adds the events'
+    /// capability to `wanted`.
+    pub fn ask(compiled: bool, recompile: bool, potential: &jvmtiCapabilities, wanted: &mut jvmtiCapabilities) -> Self {
+        let mut support = JitSupport { events: compiled, recompile: compiled && recompile, lacking: None };
+        if compiled && potential.can_generate_compiled_method_load_events() == 0 {
+            support = JitSupport { events: false, recompile: false, lacking: Some(NO_EVENTS) };
+        } else if support.recompile && potential.can_retransform_classes() == 0 {
+            support = JitSupport { recompile: false, lacking: Some(NO_RETRANSFORM), ..support };
+        }
+        if support.events {
+            wanted.set_can_generate_compiled_method_load_events(1);
+        }
+        if let Some(lacking) = support.lacking {
+            complain(lacking);
+        }
+        support
+    }
+
+    /// What /api/status says before the JIT thread runs: the inline
+    /// records' state and recompile requests'.
+    pub fn describe(self) -> (String, String) {
+        let state = match (self.events, self.lacking) {
+            (true, _) => "starting".to_string(),
+            (false, Some(NO_EVENTS)) => format!("off: {NO_EVENTS}"),
+            (false, _) => "off (compiled=off)".to_string(),
+        };
+        let recompile = match (self.recompile, self.lacking) {
+            (true, _) => "on (the capability to retransform classes is added at the first request)".to_string(),
+            (false, Some(lacking)) => format!("off: {lacking}"),
+            (false, None) if !self.events => "off (compiled=off)".to_string(),
+            (false, None) => "off (recompile=off)".to_string(),
+        };
+        (state, recompile)
+    }
+}
+
+const NO_EVENTS: &str = "this JVM cannot post CompiledMethodLoad events (no can_generate_compiled_method_load_events): \
+                         which hot edges are inlined is unknown (\"inlined\": \"unknown\"), recompile requests are refused";
+const NO_RETRANSFORM: &str =
+    "this JVM cannot retransform classes (no can_retransform_classes): recompile requests are refused";
+
+/// Adds the capability to retransform classes (at the first recompile
+/// request). Says once why, when the VM refuses.
+fn add_retransform(jvmti: Jvmti, jit: &pcct_jit::Jit) -> Result<(), String> {
+    let mut capability = jvmtiCapabilities::default();
+    capability.set_can_retransform_classes(1);
+    match jvmti.add_capabilities(&capability) {
+        Ok(()) => {
+            jit.set_setup(|setup| setup.recompile = "on (can retransform classes)".to_string());
+            Ok(())
+        }
+        Err(error) => {
+            let why = format!("the VM would not add the capability to retransform classes ({error})");
+            complain(&format!("recompile requests are refused: {why}"));
+            jit.set_setup(|setup| setup.recompile = format!("off: {why}"));
+            Err(why)
+        }
+    }
+}
 
 /// Least time between two restarts of a full table.
 const RESTART_EVERY: Duration = Duration::from_secs(60);
@@ -107,6 +191,8 @@ pub fn inline_flags() -> InlineFlags {
         freq_inline_size: read("FreqInlineSize"),
         max_inline_size: read("MaxInlineSize"),
         max_inline_level: read("MaxInlineLevel"),
+        directives_limit: flags::get_int(&tables, "CompilerDirectivesLimit")
+            .and_then(|value| u32::try_from(value).ok()),
     }
 }
 
@@ -129,6 +215,7 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
     });
     jit.set_serving(recompile);
     let mut last_restart: Option<Instant> = None;
+    let mut capability: Option<Result<(), String>> = None;
     while !stopping() {
         match jit.next_work(Duration::from_millis(100)) {
             Work::Restart if last_restart.is_none_or(|at| at.elapsed() >= RESTART_EVERY) => {
@@ -138,7 +225,8 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
                 jit.set_setup(|setup| setup.state = state);
             }
             Work::Recompile(job) => {
-                let report = retransform(shared, jvmti, jni, &job.classes);
+                let held = capability.get_or_insert_with(|| add_retransform(jvmti, jit)).clone();
+                let report = held.and_then(|()| retransform(shared, jvmti, jni, &job.classes));
                 job.answer(report);
             }
             Work::Restart | Work::Idle => {}
@@ -209,4 +297,60 @@ fn retransform_in_frame(jvmti: Jvmti, classes: &[String]) -> JvmtiResult<Recompi
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn potential(events: bool, retransform: bool) -> jvmtiCapabilities {
+        let mut potential = jvmtiCapabilities::default();
+        potential.set_can_generate_compiled_method_load_events(events.into());
+        potential.set_can_retransform_classes(retransform.into());
+        potential
+    }
+
+    fn ask(compiled: bool, recompile: bool, potential: jvmtiCapabilities) -> (JitSupport, jvmtiCapabilities) {
+        let mut wanted = jvmtiCapabilities::default();
+        (JitSupport::ask(compiled, recompile, &potential, &mut wanted), wanted)
+    }
+
+    #[test]
+    fn only_the_events_capability_is_asked_for_at_start_up() {
+        let (support, wanted) = ask(true, true, potential(true, true));
+        assert_eq!((support.events, support.recompile), (true, true));
+        assert_eq!(wanted.can_generate_compiled_method_load_events(), 1);
+        assert_eq!(wanted.can_retransform_classes(), 0, "added at the first request");
+        assert_eq!(support.describe().0, "starting");
+    }
+
+    #[test]
+    fn without_the_events_inlining_is_unknown_and_said_so() {
+        let (support, wanted) = ask(true, true, potential(false, true));
+        assert_eq!((support.events, support.recompile), (false, false));
+        assert_eq!(wanted.can_generate_compiled_method_load_events(), 0);
+        let (state, recompile) = support.describe();
+        assert!(
+            state.starts_with("off: this JVM cannot post CompiledMethodLoad") && state.contains("unknown"),
+            "{state}"
+        );
+        assert!(recompile.starts_with("off: this JVM cannot post"), "{recompile}");
+    }
+
+    #[test]
+    fn without_retransformation_the_events_stay_and_recompiling_is_refused() {
+        let (support, wanted) = ask(true, true, potential(true, false));
+        assert_eq!((support.events, support.recompile), (true, false));
+        assert_eq!(wanted.can_generate_compiled_method_load_events(), 1);
+        assert!(support.describe().1.starts_with("off: this JVM cannot retransform classes"));
+    }
+
+    #[test]
+    fn options_off_ask_for_nothing() {
+        let (support, wanted) = ask(false, true, potential(true, true));
+        assert_eq!(support.describe(), ("off (compiled=off)".to_string(), "off (compiled=off)".to_string()));
+        assert_eq!(wanted.can_generate_compiled_method_load_events(), 0);
+        let (support, _) = ask(true, false, potential(true, true));
+        assert_eq!(support.describe().1, "off (recompile=off)");
+    }
 }

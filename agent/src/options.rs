@@ -85,7 +85,7 @@ pub struct Options {
     pub quiet: bool,
     /// `compiled`: keep the inlining of compiled code, from CompiledMethodLoad/Unload (`on`/`off`, default on).
     pub compiled: bool,
-    /// `recompile`: hold the capability to retransform classes, for recompile requests (`on`/`off`, default on).
+    /// `recompile`: serve recompile requests, adding the capability to retransform classes at the first (`on`/`off`, default on).
     pub recompile: bool,
     /// `push`: the Pyroscope-style ingest URL windows are pushed to (default: none).
     pub push: Option<String>,
@@ -568,7 +568,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "recompile",
         default: "on",
         allowed: "on or off",
-        meaning: "hold JVMTI's class retransformation from start-up, so `POST /api/jit/recompile` (`pcct advise --apply`) makes HotSpot compile named classes again; `off`: the route is refused",
+        meaning: "serve `POST /api/jit/recompile` (`pcct advise --apply`): HotSpot compiles named classes again after JVMTI retransforms them (the capability is added at the first request, not at start-up); `off`: the route is refused",
         apply: |o, v| set(&mut o.recompile, parse_switch(v)),
         show: |o| ("recompile", o.recompile.into()),
     },

@@ -13,8 +13,11 @@
 //! asks the agent to retransform the classes whose code must be compiled
 //! again (`POST /api/jit/recompile`: directives only affect compilations
 //! that start later), and waits until the agent reports the edges inlined.
-//! What it added is recorded beside the directives file, so `--remove
-//! <pid>` pops exactly those directives (`Compiler.directives_remove`) and
+//! Before adding, it checks that the directives fit under the JVM's
+//! `CompilerDirectivesLimit` (`directive_stack.rs`). What it added is
+//! recorded beside the directives file, so `--remove <pid>` pops those
+//! directives (`Compiler.directives_remove`), only when
+//! `Compiler.directives_print` shows them on top of the stack, and
 //! recompiles the same classes.
 
 use std::fs::OpenOptions;
@@ -31,6 +34,7 @@ use pcct_jit::{advice, Action, EdgeAdvice, MethodKey};
 use serde::Deserialize;
 
 use crate::commands::{failed, Failure};
+use crate::directive_stack::{self, Found, Printed};
 use crate::http::Server;
 use crate::{input, locate};
 
@@ -355,6 +359,7 @@ fn edge_key(edge: &EdgeAdvice) -> EdgeKey {
 fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     let server = find_agent(pid, settings)?;
     let full = live_advice(&server, MAX_LIMIT, settings.min_share)?;
+    let limit = full.jit.setup.flags.directives_limit.unwrap_or(directive_stack::DEFAULT_LIMIT);
     let chosen = to_inline(&full.advice.not_inlined, settings.limit);
     let (report, file_text) = cut(full, settings.limit);
     print!("{}", describe(&report, &file_text));
@@ -371,13 +376,16 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     }
     let made = directives(&chosen);
     let classes = classes_to_recompile(&chosen);
-    write_new(&file, &file_text)?;
     let jcmd = jcmd_for(pid, settings);
+    let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
+    directive_stack::check_room(made.len(), &stack, limit, pid).map_err(failed)?;
+    write_new(&file, &file_text)?;
     add_directives(&jcmd, pid, &file, made.len())?;
     let applied = serde_json::json!({
         "pid": pid,
         "address": server.address,
         "directives": made.len(),
+        "made": made,
         "classes": classes,
         "file": file,
         "edges": chosen.iter().map(edge_key).collect::<Vec<_>>(),
@@ -503,12 +511,34 @@ fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
     }
     let applied: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
-    let count = applied["directives"].as_u64().unwrap_or(0);
+    let made: Vec<pcct_jit::directives::Directive> = serde_json::from_value(applied["made"].clone())
+        .map_err(|e| failed(format!("{} does not list the directives it added: {e}", record.display())))?;
+    let ours: Vec<Printed> = made.iter().map(Printed::of).collect();
     let jcmd = jcmd_for(pid, settings);
-    for _ in 0..count {
+    let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
+    match directive_stack::find(&stack, &ours) {
+        Found::OnTop => {}
+        Found::Below(above) => {
+            return Err(failed(format!(
+                "{above} compiler directives were added to JVM {pid} above the {} pcct advise added: \
+                 nothing removed (Compiler.directives_remove pops the top one, whoever added it; remove those first)",
+                ours.len()
+            )))
+        }
+        Found::Absent => {
+            println!(
+                "nothing of pcct advise's is on JVM {pid}'s compiler directive stack any more (removed or cleared \
+                 meanwhile): nothing removed"
+            );
+            let _ = std::fs::remove_file(&record);
+            let _ = std::fs::remove_file(&file);
+            return Ok(());
+        }
+    }
+    for _ in &ours {
         run_jcmd(&jcmd, pid, &["Compiler.directives_remove"])?;
     }
-    println!("removed {count} compiler directives from JVM {pid}");
+    println!("removed the {} compiler directives pcct advise added to JVM {pid}", ours.len());
     let classes: Vec<String> = serde_json::from_value(applied["classes"].clone()).unwrap_or_default();
     let address = settings.address.clone().or_else(|| applied["address"].as_str().map(str::to_string));
     let server = Server::new(address.as_deref().unwrap_or_default(), settings.token.clone());

@@ -5,6 +5,7 @@
 
 mod advise;
 mod commands;
+mod directive_stack;
 mod http;
 mod input;
 mod locate;

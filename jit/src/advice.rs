@@ -32,6 +32,10 @@ pub struct InlineFlags {
     pub max_inline_size: Option<u32>,
     /// Deepest inlining C2 does (15 by default since JDK 14).
     pub max_inline_level: Option<u32>,
+    /// Most compiler directives on HotSpot's stack, its default directive
+    /// included (`CompilerDirectivesLimit`, 50 by default).
+    #[serde(default)]
+    pub directives_limit: Option<u32>,
 }
 
 impl InlineFlags {
@@ -314,7 +318,12 @@ mod tests {
     #[test]
     fn a_call_in_c2_code_is_advised_to_inline_with_the_reason_its_size_gives() {
         let table = table();
-        let flags = InlineFlags { freq_inline_size: Some(325), max_inline_size: Some(35), max_inline_level: Some(15) };
+        let flags = InlineFlags {
+            freq_inline_size: Some(325),
+            max_inline_size: Some(35),
+            max_inline_level: Some(15),
+            directives_limit: Some(50),
+        };
         let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, flags, 30);
         assert_eq!(edge.action, Action::Inline);
         assert_eq!(edge.callee_bytecodes, Some(10));

@@ -112,9 +112,14 @@ per_jdk! {
         client.post_json("/api/purge", "");
         wait_for_edge(&client, TOO_BIG, false, COMPILED);
 
+        // The capability to retransform classes is added at the first
+        // recompile request, not held from start-up.
+        let recompile = |client: &Client| client.get_json("/api/status")["jit"]["recompile"].as_str().unwrap_or_default().to_string();
+        assert!(recompile(&client).contains("added at the first request"), "{}", recompile(&client));
         let pid = served.jvm.pid().to_string();
         let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
         assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
+        assert_eq!(recompile(&client), "on (can retransform classes)");
         let text = String::from_utf8_lossy(&applied.stdout);
         assert!(text.contains("compiler directives to JVM") && text.contains("inlined after"), "{}", report(&applied));
         // The tool waited for it: the agent says so now, within seconds.
@@ -188,6 +193,88 @@ per_jdk! {
         for _ in 0..count {
             jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_remove")], fixture.dir(), COMPILED);
         }
+        finish(served, &fixture);
+    }
+}
+
+/// `jcmd <pid> Compiler.<command> [file]`, which must succeed.
+fn directives_jcmd(jdk: &Jdk, served: &Served, fixture: &Fixture, command: &str, file: Option<&Path>) -> String {
+    let mut arguments = vec![OsStr::new(command)];
+    arguments.extend(file.map(Path::as_os_str));
+    let output = jcmd(jdk, served.jvm.pid(), &arguments, fixture.dir(), COMPILED);
+    output.assert_success();
+    output.stdout
+}
+
+/// Directives on the JVM's stack, the default one included.
+fn depth(jdk: &Jdk, served: &Served, fixture: &Fixture) -> usize {
+    directives_jcmd(jdk, served, fixture, "Compiler.directives_print", None).matches("Directive:").count()
+}
+
+per_jdk! {
+    /// `--apply` checks the room under CompilerDirectivesLimit (3 here:
+    /// the default directive and two more) and names the limit when there
+    /// is none; `--remove` pops only what `--apply` added: not while
+    /// another directive sits above it, and nothing when its directives
+    /// were cleared meanwhile.
+    fn apply_respects_the_directives_limit_and_remove_takes_only_its_own(jdk) {
+        let fixture = Fixture::new("jit-advise-stack");
+        let jvm = Jvm::new(jdk, &fixture, "JitAdvice")
+            .flag("-XX:+UnlockDiagnosticVMOptions")
+            .flag("-XX:CompilerDirectivesLimit=3")
+            .arg("600")
+            .arg("--until-eof");
+        let mut served = start_served(jvm, &fixture, "interval=1ms");
+        served.jvm.wait_for_stdout_line("ready", COMPILED);
+        let client = served.client.clone();
+        wait_for_edge(&client, TOO_BIG, false, COMPILED);
+        client.post_json("/api/purge", "");
+        wait_for_edge(&client, TOO_BIG, false, COMPILED);
+        let pid = served.jvm.pid().to_string();
+        let foreign = fixture.path("foreign.json");
+        std::fs::write(&foreign, r#"[{ match: "Foreign.method()V", c2: { Exclude: true } }, { match: "Other.method()V", c2: { Exclude: true } }]"#)
+            .expect("write the foreign directives");
+
+        // Full: the default and two foreign directives.
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&foreign));
+        assert_eq!(depth(jdk, &served, &fixture), 3);
+        let refused = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        let said = report(&refused);
+        assert_eq!(refused.status.code(), Some(1), "{said}");
+        assert!(said.contains("CompilerDirectivesLimit is 3") && said.contains("room for 0"), "{said}");
+        assert_eq!(depth(jdk, &served, &fixture), 3, "nothing added");
+
+        // Room for one: pcct's goes on, then a foreign one above it.
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_clear", None);
+        let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
+        let single = fixture.path("single.json");
+        std::fs::write(&single, r#"[{ match: "Foreign.method()V", c2: { Exclude: true } }]"#).expect("write");
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
+        let covered = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let said = report(&covered);
+        assert_eq!(covered.status.code(), Some(1), "{said}");
+        assert!(said.contains("1 compiler directives were added") && said.contains("nothing removed"), "{said}");
+        assert_eq!(depth(jdk, &served, &fixture), 3, "nothing removed");
+        // With the foreign one gone, --remove takes pcct's and leaves the default.
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_remove", None);
+        let removed = pcct(&["advise", "--remove", &pid], fixture.dir());
+        assert!(removed.status.success(), "advise --remove failed: {}", report(&removed));
+        assert!(String::from_utf8_lossy(&removed.stdout).contains("removed the 1 compiler directives pcct advise added"));
+        assert_eq!(depth(jdk, &served, &fixture), 1);
+
+        // Applied, then cleared by someone else: nothing of pcct's to remove.
+        wait_for_edge(&client, TOO_BIG, false, COMPILED);
+        let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_clear", None);
+        directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
+        let gone = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let said = report(&gone);
+        assert!(gone.status.success(), "{said}");
+        assert!(said.contains("nothing of pcct advise's is on JVM"), "{said}");
+        assert_eq!(depth(jdk, &served, &fixture), 2, "the foreign directive stays");
         finish(served, &fixture);
     }
 }

@@ -99,6 +99,13 @@ pub fn get_intx(tables: &VmStructs, name: &str) -> Option<i64> {
     find(tables, name).map(|flag| unsafe { *(flag.value as *const i64) })
 }
 
+/// The value of the `int` flag `name` (`CompilerDirectivesLimit`, ...), if this VM has it.
+pub fn get_int(tables: &VmStructs, name: &str) -> Option<i32> {
+    // SAFETY: `value` is the address of the flag's value (see `find`); the
+    // caller names a flag HotSpot declares as `int` (32 bits).
+    find(tables, name).map(|flag| unsafe { *(flag.value as *const i32) })
+}
+
 /// Turns `DebugNonSafepoints` on unless the user set it (see the module
 /// documentation). Call it as early as possible: at `Agent_OnLoad` it
 /// precedes every compilation.
