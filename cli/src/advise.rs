@@ -368,11 +368,17 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
         return Ok(());
     }
     let (record, file) = record_paths(pid);
-    if record.exists() {
-        return Err(failed(format!(
-            "pcct advise already added directives to JVM {pid} ({}): run `pcct advise --remove {pid}` first",
-            record.display()
-        )));
+    let started = locate::process_start(pid);
+    if let Ok(text) = std::fs::read_to_string(&record) {
+        let earlier: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if earlier["started"].as_u64() == started {
+            return Err(failed(format!(
+                "pcct advise already added directives to JVM {pid} ({}): run `pcct advise --remove {pid}` first",
+                record.display()
+            )));
+        }
+        // A record of an earlier process that had this pid.
+        let _ = std::fs::remove_file(&record);
     }
     let made = directives(&chosen);
     let classes = classes_to_recompile(&chosen);
@@ -383,6 +389,7 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     add_directives(&jcmd, pid, &file, made.len())?;
     let applied = serde_json::json!({
         "pid": pid,
+        "started": started,
         "address": server.address,
         "directives": made.len(),
         "made": made,
@@ -511,6 +518,13 @@ fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
     }
     let applied: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
+    if applied["started"].as_u64() != locate::process_start(pid) {
+        let _ = std::fs::remove_file(&record);
+        return Err(failed(format!(
+            "{} is the record of an earlier process that had pid {pid}: pcct advise --apply added nothing to this one",
+            record.display()
+        )));
+    }
     let made: Vec<pcct_jit::directives::Directive> = serde_json::from_value(applied["made"].clone())
         .map_err(|e| failed(format!("{} does not list the directives it added: {e}", record.display())))?;
     let ours: Vec<Printed> = made.iter().map(Printed::of).collect();

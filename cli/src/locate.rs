@@ -96,9 +96,27 @@ fn listening(line: &str, v6: bool, inodes: &std::collections::HashSet<String>) -
     Some(format!("{host}:{port}"))
 }
 
+/// When process `pid` started (clock ticks after boot, `/proc/<pid>/stat`'s
+/// 22nd field): with the pid, it names one process, as a pid alone does
+/// not once the kernel reuses it.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_start_is_read_and_stays_the_same() {
+        let me = std::process::id();
+        let started = process_start(me).expect("our own start");
+        assert_eq!(process_start(me), Some(started));
+        assert!(started > 0);
+    }
 
     #[test]
     fn listening_sockets_of_the_process_are_read_from_the_kernel_tables() {

@@ -11,12 +11,12 @@
 //! what the interpreter did).
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use pcct_tests::http::{start_served, Client, Served};
-use pcct_tests::{agent_path, assert_no_hs_err, jcmd, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use pcct_tests::{assert_no_hs_err, jcmd, per_jdk, poll_until, run_pcct, Fixture, Jdk, Jvm};
 use serde_json::Value;
 
 /// Deadline for the JIT to compile the hot loop, or compile it again:
@@ -26,16 +26,6 @@ const COMPILED: Duration = Duration::from_secs(90);
 const CALLER: &str = "JitAdvice.escape";
 const TOO_BIG: &str = "JitAdvice$Complex.times";
 const SMALL: &str = "JitAdvice$Complex.plus";
-
-fn tool() -> PathBuf {
-    let tool = agent_path().with_file_name("pcct");
-    assert!(tool.is_file(), "{} is missing: run `cargo build -p pcct-cli`", tool.display());
-    tool
-}
-
-fn pcct(args: &[&str], dir: &Path) -> Output {
-    Command::new(tool()).args(args).current_dir(dir).output().expect("pcct runs")
-}
 
 fn report(output: &Output) -> String {
     format!(
@@ -117,7 +107,7 @@ per_jdk! {
         let recompile = |client: &Client| client.get_json("/api/status")["jit"]["recompile"].as_str().unwrap_or_default().to_string();
         assert!(recompile(&client).contains("added at the first request"), "{}", recompile(&client));
         let pid = served.jvm.pid().to_string();
-        let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        let applied = run_pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
         assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
         assert_eq!(recompile(&client), "on (can retransform classes)");
         let text = String::from_utf8_lossy(&applied.stdout);
@@ -130,17 +120,17 @@ per_jdk! {
             .unwrap_or_else(|| panic!("no more rounds after --apply:\n{}", served.jvm.stdout()));
         assert!(!served.jvm.stdout().contains("WRONG"), "{}", served.jvm.stdout());
 
-        let removed = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let removed = run_pcct(&["advise", "--remove", &pid], fixture.dir());
         assert!(removed.status.success(), "advise --remove failed: {}", report(&removed));
         wait_for_edge(&client, TOO_BIG, false, COMPILED);
-        let again = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let again = run_pcct(&["advise", "--remove", &pid], fixture.dir());
         assert_eq!(again.status.code(), Some(1), "nothing left to remove: {}", report(&again));
         finish(served, &fixture);
 
         // The profile written at exit carries the advice: offline, the call
         // is a call again, and -o writes its directive.
         let offline = fixture.path("offline.json");
-        let advised = pcct(&["advise", profile.to_str().unwrap(), "-o", offline.to_str().unwrap()], fixture.dir());
+        let advised = run_pcct(&["advise", profile.to_str().unwrap(), "-o", offline.to_str().unwrap()], fixture.dir());
         assert!(advised.status.success(), "advise <profile> failed: {}", report(&advised));
         let text = String::from_utf8_lossy(&advised.stdout);
         assert!(text.contains(&format!("{CALLER}:")) && text.contains(&format!("-> {TOO_BIG} [407 bytes]")), "{}", report(&advised));
@@ -238,7 +228,7 @@ per_jdk! {
         // Full: the default and two foreign directives.
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&foreign));
         assert_eq!(depth(jdk, &served, &fixture), 3);
-        let refused = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        let refused = run_pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
         let said = report(&refused);
         assert_eq!(refused.status.code(), Some(1), "{said}");
         assert!(said.contains("CompilerDirectivesLimit is 3") && said.contains("room for 0"), "{said}");
@@ -246,31 +236,31 @@ per_jdk! {
 
         // Room for one: pcct's goes on, then a foreign one above it.
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_clear", None);
-        let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        let applied = run_pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
         assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
         let single = fixture.path("single.json");
         std::fs::write(&single, r#"[{ match: "Foreign.method()V", c2: { Exclude: true } }]"#).expect("write");
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
-        let covered = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let covered = run_pcct(&["advise", "--remove", &pid], fixture.dir());
         let said = report(&covered);
         assert_eq!(covered.status.code(), Some(1), "{said}");
         assert!(said.contains("1 compiler directives were added") && said.contains("nothing removed"), "{said}");
         assert_eq!(depth(jdk, &served, &fixture), 3, "nothing removed");
         // With the foreign one gone, --remove takes pcct's and leaves the default.
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_remove", None);
-        let removed = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let removed = run_pcct(&["advise", "--remove", &pid], fixture.dir());
         assert!(removed.status.success(), "advise --remove failed: {}", report(&removed));
         assert!(String::from_utf8_lossy(&removed.stdout).contains("removed the 1 compiler directives pcct advise added"));
         assert_eq!(depth(jdk, &served, &fixture), 1);
 
         // Applied, then cleared by someone else: nothing of pcct's to remove.
         wait_for_edge(&client, TOO_BIG, false, COMPILED);
-        let applied = pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
+        let applied = run_pcct(&["advise", "--apply", &pid, "--wait", "90"], fixture.dir());
         assert!(applied.status.success(), "advise --apply failed: {}", report(&applied));
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_clear", None);
         directives_jcmd(jdk, &served, &fixture, "Compiler.directives_add", Some(&single));
-        let gone = pcct(&["advise", "--remove", &pid], fixture.dir());
+        let gone = run_pcct(&["advise", "--remove", &pid], fixture.dir());
         let said = report(&gone);
         assert!(gone.status.success(), "{said}");
         assert!(said.contains("nothing of pcct advise's is on JVM"), "{said}");

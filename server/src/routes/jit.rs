@@ -152,11 +152,7 @@ pub async fn recompile(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
-    let body = body.map_err(|rejection| ApiError {
-        status: rejection.status(),
-        message: format!("the body was refused: {}", rejection.body_text()),
-        parameter: None,
-    })?;
+    let body = body?;
     let classes = parse_classes(&body)?;
     let answer = state.shared.jit.submit(classes).map_err(|refused| match refused {
         Refused::Unavailable(why) => ApiError {
