@@ -514,6 +514,8 @@ impl<'r> Sampler<'r> {
             depth: 0,
             top: [Builtin::UnknownMethod.id(); TOP_FRAMES],
             top_len: 0,
+            walker: sample.walker,
+            walk_stopped: Broken::from_u8(sample.broken),
         };
         let Some(mut state) = self.threads[sample.slot].take_if(|s| s.generation == sample.generation) else {
             counters_add(&self.shared.counters.samples_retired, 1);
