@@ -36,7 +36,7 @@
 
 use super::cache::{self, CachedFrame, FrameCache};
 use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
-use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
+use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
 use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
 use crate::agct::CallFrame;
@@ -764,8 +764,10 @@ impl<M: Memory> Walker<'_, M> {
     /// stub (they build no frame), or in one that begins `push rbp; mov
     /// rbp, rsp`; else, at the top of the stack, a stub that builds no frame
     /// of known size (adapters, the stubs of `StubRoutines`) is left by the
-    /// return address at the sp or above the frame pointer, whichever
-    /// follows a call instruction in Java code.
+    /// return address at the sp; by the interpreted frame the frame pointer
+    /// still points to, when that frame is in a call (an i2c adapter's
+    /// caller); or above the frame pointer, whichever follows a call
+    /// instruction in Java code.
     fn unwind_stub(&self, position: Position, blob: &Blob) -> Option<Position> {
         let pc = position.pc;
         let frameless = blob.name_starts_with(b"vtable")
@@ -800,10 +802,43 @@ impl<M: Memory> Walker<'_, M> {
             && fp >= position.sp
             && fp - position.sp < MAX_INTERPRETER_FRAME
         {
+            if let Some(caller) = self.interpreted_caller(fp, position.sp) {
+                return Some(caller);
+            }
             let caller = self.caller_by_fp(fp, fp.wrapping_add(16))?;
             return self.is_return_address(caller.pc).then_some(caller);
         }
         None
+    }
+
+    /// The interpreted frame at `fp`, when a stub that built no frame (an
+    /// i2c adapter between an interpreted caller and compiled code) runs
+    /// on top of it with the frame pointer still the caller's: the caller
+    /// is that frame itself, at the stack pointer of its call (its
+    /// `last_sp`, the return address in the interpreter just below).
+    /// Without this, following the frame pointer skips the interpreted
+    /// caller and lands on *its* caller.
+    fn interpreted_caller(&self, fp: usize, sp: usize) -> Option<Position> {
+        let raw = self.slot(fp, INTERPRETER_LAST_SP)?;
+        let relative = raw as isize;
+        let last_sp = if relative < 0 && relative > -((MAX_INTERPRETER_FRAME / 8) as isize) {
+            fp.wrapping_add_signed(relative * 8)
+        } else {
+            raw
+        };
+        let plausible = raw != 0 && last_sp.is_multiple_of(8) && last_sp > sp && last_sp <= fp;
+        if !plausible || self.interpreted_method(fp).is_none() {
+            return None;
+        }
+        let pc = self.word(last_sp - 8)?;
+        self.in_interpreter(pc).then_some(Position { pc, sp: last_sp, fp, top: false })
+    }
+
+    /// The `Method*` of the interpreted frame at `fp`, if it reads as one
+    /// (it has a jmethodID).
+    fn interpreted_method(&self, fp: usize) -> Option<usize> {
+        let method = self.slot(fp, INTERPRETER_METHOD)?;
+        code::method_id(self.memory, self.layout, method).map(|_| method)
     }
 
     /// Whether `pc` is in Java code (an nmethod or the interpreter) right
