@@ -424,7 +424,8 @@ fn a_sample_in_a_prologue_leaves_by_the_return_address_at_the_sp() {
 /// An i2c adapter (interpreted caller, compiled callee) builds no frame:
 /// interrupted in it, with its sp moved off the return address and rbp
 /// still the interpreted caller's frame pointer, the walk goes on at that
-/// interpreted frame (at its call's `last_sp`), not at the frame's caller.
+/// interpreted frame (at its call's `last_sp`), not at the frame's caller;
+/// the same for native code that builds no frame.
 #[test]
 fn a_frameless_stub_called_from_the_interpreter_keeps_its_interpreted_caller() {
     for jdk in [Jdk::J17, Jdk::J25] {
@@ -444,11 +445,17 @@ fn a_frameless_stub_called_from_the_interpreter_keeps_its_interpreted_caller() {
         let registers = Registers { pc: STUB + 0x110, sp: last_sp - 0x30, fp, rbx: 0, r13: 0 };
         let (walk, frames) = vm.walk(registers, 16);
         assert_eq!((walk.ending, frames), (Ending::Complete, vec![(id(METHOD_C), 7)]), "{jdk:?}");
-        // Between calls (no last_sp) the frame pointer is no evidence of an
-        // interpreted caller: the stub's caller is unknown.
+        // Native code without a frame pointer (a leaf call) on top of it,
+        // between calls (no last_sp): the caller is the interpreted frame.
         put_word(&mut vm.memory, fp.wrapping_add_signed(INTERPRETER_LAST_SP * 8), 0);
-        let (walk, frames) = vm.walk(registers, 16);
-        assert_eq!((walk.ending, frames.len()), (Ending::Broken(Broken::Stub), 0), "{jdk:?}");
+        let native = Registers { pc: 0x7F00_0000_1000, ..registers };
+        let (walk, frames) = vm.walk(native, 16);
+        assert_eq!((walk.ending, frames), (Ending::Complete, vec![(id(METHOD_C), 7)]), "{jdk:?}");
+        // A frame pointer that is no interpreted frame's (no Method* that
+        // its jmethodID points back to) is followed as before.
+        put_word(&mut vm.memory, fp.wrapping_add_signed(INTERPRETER_METHOD * 8), METADATA + 0x3800);
+        let (walk, frames) = vm.walk(native, 16);
+        assert_ne!(frames.first(), Some(&(id(METHOD_C), 7)), "{jdk:?}: {walk:?}");
     }
 }
 
