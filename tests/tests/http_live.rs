@@ -198,7 +198,13 @@ per_jdk! {
             jdk.major,
             parked_samples.len()
         );
-        let only = client.get_json("/api/samples?filtered=only&limit=1000");
+        // From the parked thread's last filtered sample seen above: the
+        // ring's oldest records can all be from before the thread started
+        // (if the ring overwrote that sample since, the page begins at its
+        // oldest record, later still, and the parked thread is in every tick).
+        let (_, last_filtered) = consecutive.last().expect("filtered samples of the parked thread");
+        let from = u64_at(last_filtered, "/seq");
+        let only = client.get_json(&format!("/api/samples?filtered=only&limit=1000&since={from}"));
         let only = only["samples"].as_array().expect("samples");
         assert!(only.iter().all(|s| s["outcome"] == json!({"kind": "filtered"})), "filtered=only: {only:?}");
         assert!(only.iter().any(|s| u64_at(s, "/tid") == parked), "filtered=only has no sample of the parked thread {parked}");
