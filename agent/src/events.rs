@@ -130,7 +130,8 @@ impl Sink<'_> {
         };
         // A full queue drops the event and counts it; the sampler adds
         // those drops to its counters at its next tick.
-        let _ = queue.push(Event { kind, frames, truncated, class, weight });
+        let tid = pcct_sampler::slots::current_tid();
+        let _ = queue.push(Event { kind, tid, frames, truncated, class, weight });
     }
 
     fn count_dropped(&self, kind: EventKind) {

@@ -28,8 +28,10 @@
 //! ## Events
 //!
 //! An event (a sampled allocation, a contended monitor enter) is recorded
-//! with its whole stack by [`Pcct::record_event`], through throwaway marks:
-//! every frame is new, no thread's marks move. Its leaf is its class (a
+//! with its whole stack by [`Pcct::record_event`] (from the root) or
+//! [`Pcct::record_event_near`] (from a copy of its thread's marks, which
+//! finds the shared frames' nodes without a search): the same context and
+//! weights either way, and no thread's marks move. Its leaf is its class (a
 //! method of kind [`MethodKind::Type`]: the allocated type, the monitor's
 //! class) under the code, through the bytecode index of the allocation or
 //! enter. So the event resources of a context are on the classes' nodes
@@ -151,6 +153,7 @@ mod method_counters;
 pub mod names;
 mod query;
 mod slot;
+mod top_set;
 mod tree;
 pub mod view;
 mod weight;

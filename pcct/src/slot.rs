@@ -90,11 +90,10 @@ pub(crate) struct Slot {
 #[derive(Clone, Debug)]
 pub(crate) struct EventSlot {
     pub(crate) node: [u64; 4],
-    pub(crate) links: [Link; 4],
 }
 
 impl EventSlot {
-    pub(crate) const EMPTY: EventSlot = EventSlot { node: [0; 4], links: [Link::UNLISTED; 4] };
+    pub(crate) const EMPTY: EventSlot = EventSlot { node: [0; 4] };
 }
 
 impl Slot {

@@ -13,6 +13,7 @@ use crate::marks::{Marks, TreeToken};
 use crate::method::{Builtin, MethodId};
 use crate::method_counters::MethodCounters;
 use crate::slot::{EventSlot, Link, NodeId, Slot, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE, NIL};
+use crate::top_set::TopSet;
 use crate::weight::{Metric, Weight};
 
 /// What the tree records for each sample.
@@ -153,7 +154,7 @@ pub struct Pcct {
     hot_edges: HotList,
     /// Contexts by self weight in each of [`Metric::EVENTS`] (the sites of
     /// allocations and monitors), threaded through `events`.
-    event_nodes: [HotList; 4],
+    event_nodes: [TopSet; 4],
     /// Throwaway marks for events ([`Pcct::record_event`]).
     scratch: Marks,
     pub(crate) counters: MethodCounters,
@@ -198,24 +199,6 @@ impl RankedStore for EdgeRank<'_> {
 }
 
 /// Contexts ranked by their self weight in one event resource.
-struct EventRank<'a> {
-    slots: &'a [Slot],
-    events: &'a mut [EventSlot],
-    event: usize,
-}
-
-impl RankedStore for EventRank<'_> {
-    fn key(&self, id: u32) -> u64 {
-        self.events[self.slots[id as usize].events as usize].node[self.event]
-    }
-    fn link(&self, id: u32) -> Link {
-        self.events[self.slots[id as usize].events as usize].links[self.event]
-    }
-    fn link_mut(&mut self, id: u32) -> &mut Link {
-        &mut self.events[self.slots[id as usize].events as usize].links[self.event]
-    }
-}
-
 impl Pcct {
     /// An empty tree. The whole arena is reserved up front, so recording
     /// never reallocates it (and never pauses to copy it; only the small
@@ -233,7 +216,7 @@ impl Pcct {
         Ok(Pcct {
             hot_nodes: HotList::new(config.hot_list_capacity),
             hot_edges: HotList::new(config.hot_list_capacity),
-            event_nodes: std::array::from_fn(|_| HotList::new(config.hot_list_capacity)),
+            event_nodes: std::array::from_fn(|_| TopSet::new(config.hot_list_capacity)),
             counters: MethodCounters::new(config.metric, config.hot_list_capacity),
             config,
             slots,
@@ -305,7 +288,7 @@ impl Pcct {
         self.events.clear();
         self.hot_nodes.clear();
         self.hot_edges.clear();
-        self.event_nodes.iter_mut().for_each(HotList::clear);
+        self.event_nodes.iter_mut().for_each(TopSet::clear);
         self.counters.clear();
         self.total = Weight::ZERO;
         self.token.epoch += 1;
@@ -364,6 +347,31 @@ impl Pcct {
     pub fn record_event(&mut self, stack: &[Frame], weight: Weight) -> std::result::Result<Recorded, Dropped> {
         let mut marks = std::mem::take(&mut self.scratch);
         marks.clear();
+        let recorded = self.record(&mut marks, stack, weight);
+        self.scratch = marks;
+        recorded
+    }
+
+    /// Records one event as [`Pcct::record_event`] does, to the same
+    /// context with the same weights, but starts from `near`: the marks of
+    /// the event's thread at its last sample. The frames the event's stack
+    /// shares with them (usually all but the last few) lead to their nodes
+    /// without a search from the root, which on a deep stack in a wide tree
+    /// costs far more than the rest of the update. `near` itself is not
+    /// changed (it goes on weighing the thread's samples); marks of another
+    /// tree or purge, or off a rooted path, are not used.
+    pub fn record_event_near(
+        &mut self,
+        near: &Marks,
+        stack: &[Frame],
+        weight: Weight,
+    ) -> std::result::Result<Recorded, Dropped> {
+        let mut marks = std::mem::take(&mut self.scratch);
+        if near.token == self.token && near.rooted {
+            marks.clone_from(near);
+        } else {
+            marks.clear();
+        }
         let recorded = self.record(&mut marks, stack, weight);
         self.scratch = marks;
         recorded
@@ -451,9 +459,9 @@ impl Pcct {
                 continue;
             }
             let old = self.events[index].node[event];
-            self.events[index].node[event] = old.saturating_add(value);
-            let mut rank = EventRank { slots: &self.slots, events: &mut self.events, event };
-            self.event_nodes[event].raised(&mut rank, node, old);
+            let key = old.saturating_add(value);
+            self.events[index].node[event] = key;
+            self.event_nodes[event].raised(node, old, key);
         }
     }
 
@@ -807,10 +815,7 @@ impl Pcct {
     /// is sorted by it (the tree's metric and every event resource).
     pub fn hot_node_list_by(&self, metric: Metric) -> Option<Box<dyn Iterator<Item = NodeId> + '_>> {
         match metric.event_index() {
-            Some(event) => {
-                let link = move |id: u32| self.events[self.slots[id as usize].events as usize].links[event];
-                Some(Box::new(self.event_nodes[event].iter(link).map(NodeId)))
-            }
+            Some(event) => Some(Box::new(self.event_nodes[event].iter().map(NodeId))),
             None if metric == self.config.metric => Some(Box::new(self.hot_node_list())),
             None => None,
         }

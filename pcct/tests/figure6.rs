@@ -169,3 +169,40 @@ fn events_are_recorded_whole_whatever_the_walk_bound() {
     assert_eq!(tree.path(recorded.leaf).len(), 9, "f0 -> ... -> f7 -> byte[]");
     assert_eq!(tree.path(recorded.leaf)[0], child(&tree, NodeId::ROOT, ids[0], -1));
 }
+
+#[test]
+fn an_event_near_its_threads_marks_lands_where_it_would_from_the_root() {
+    // A thread's sample left it unattached (a deep new chain): an event on
+    // that thread, recorded near its marks, still hangs under its real
+    // callers; near rooted marks it takes the shared frames' nodes.
+    let mut methods = MethodTable::new();
+    let ids: Vec<MethodId> = (0..12).map(|i| methods.intern("Deep", &format!("f{i}"), "()V")).collect();
+    let bytes = methods.intern_type("byte[]");
+    let f = Frame::new;
+    let config = TreeConfig { walk_limit: Some(4), ..TreeConfig::default() };
+    let mut tree = Pcct::new(config).unwrap();
+    let mut marks = Marks::new();
+    let deep: Vec<Frame> = (0..12).map(|i| f(ids[i], 1)).collect();
+    tree.record(&mut marks, &deep, one()).unwrap();
+    assert_eq!(tree.stats().unattached, 1);
+    let event: Vec<Frame> = deep.iter().copied().chain([f(bytes, -1)]).collect();
+    let near = tree.record_event_near(&marks, &event, pcct::Weight::allocation(512, 1)).unwrap();
+    assert_eq!(tree.path(near.leaf).len(), 13, "f0 -> ... -> f11 -> byte[], not under [unattached]");
+    assert_eq!(tree.path(near.leaf)[0], child(&tree, NodeId::ROOT, ids[0], -1));
+    // Rooted marks: the event shares the sample's frames (none new but
+    // the class), and lands on the node the root search finds.
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let mut marks = Marks::new();
+    tree.record(&mut marks, &deep, one()).unwrap();
+    let mut other = deep[..6].to_vec();
+    other[5] = f(ids[5], 7);
+    other.push(f(ids[9], 0));
+    other.push(f(bytes, -1));
+    let near = tree.record_event_near(&marks, &other, pcct::Weight::allocation(512, 1)).unwrap();
+    assert_eq!(near.new_frames, 2, "f9 (called from f5 at another bci) and byte[] are new");
+    let from_root = tree.record_event(&other, pcct::Weight::allocation(512, 1)).unwrap();
+    assert_eq!((from_root.leaf, from_root.created), (near.leaf, 0));
+    assert_eq!(tree.node_weight(near.leaf).alloc_bytes, 1024);
+    let recorded_again = tree.record(&mut marks, &deep, one()).unwrap();
+    assert_eq!(recorded_again.new_frames, 0, "the thread's marks were not disturbed");
+}

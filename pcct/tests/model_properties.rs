@@ -116,7 +116,12 @@ struct Sampled {
 impl Sampled {
     fn record(&self, tree: &mut Pcct, marks: &mut HashMap<usize, Marks>) -> Result<pcct::Recorded, pcct::Dropped> {
         if self.event {
-            tree.record_event(&self.stack, self.weight)
+            // From the thread's marks where it has any (as the sampler
+            // records them): the same tree as from the root.
+            match marks.get(&self.thread) {
+                Some(near) => tree.record_event_near(near, &self.stack, self.weight),
+                None => tree.record_event(&self.stack, self.weight),
+            }
         } else {
             tree.record(marks.entry(self.thread).or_default(), &self.stack, self.weight)
         }

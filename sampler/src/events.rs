@@ -9,9 +9,11 @@
 //! `ArrayQueue`): a push never blocks, and an event that finds the queue
 //! full is dropped and counted. The sampler drains the queue at every
 //! tick, names the frames' methods with the same cache and resolver as its
-//! samples', and records each event with [`pcct::Pcct::record_event`]: the
-//! whole stack, the event's class as its leaf, no marks (so a thread's
-//! marked frames, which weigh its CPU samples, are not disturbed).
+//! samples', and records each event with [`pcct::Pcct::record_event_near`]:
+//! the whole stack, the event's class as its leaf, found from the marks of
+//! the thread's last sample (the frames they share lead to their nodes
+//! without a search from the root) and leaving those marks as they are
+//! (they weigh the thread's CPU samples).
 //!
 //! ## What an allocation sample stands for
 //!
@@ -52,6 +54,9 @@ pub enum EventKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     pub kind: EventKind,
+    /// The thread it happened on (Linux thread id): the sampler records
+    /// the event near that thread's marks.
+    pub tid: i32,
     /// (jmethodID, bytecode index), leaf first, as JVMTI's GetStackTrace
     /// gives them: the leaf's index is the allocation or monitor enter.
     pub frames: Vec<(usize, i32)>,
@@ -215,6 +220,7 @@ mod tests {
         let queue = EventQueue::new(2);
         let event = |kind| Event {
             kind,
+            tid: 1,
             frames: vec![(1, 2)],
             truncated: false,
             class: "byte[]".to_string(),

@@ -252,6 +252,16 @@ impl Walker {
             _ => Walker::None,
         }
     }
+
+    /// The name `/metrics` and `/api/samples` give it (`None`: not walked).
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            Walker::None => None,
+            Walker::Vm => Some("pcct"),
+            Walker::Agct => Some("agct"),
+            Walker::VmPartial => Some("partial"),
+        }
+    }
 }
 
 /// What the handler leaves for the sampler besides the frames.

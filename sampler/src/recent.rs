@@ -6,6 +6,9 @@ use std::collections::VecDeque;
 use pcct::MethodId;
 use serde::Serialize;
 
+pub use crate::handler::Walker;
+pub use crate::hotspot::walker::Broken;
+
 /// Frames kept per record (leaf first).
 pub const TOP_FRAMES: usize = 8;
 
@@ -47,6 +50,12 @@ pub struct SampleRecord {
     /// Leaf-first top frames, `top_len` of them valid.
     pub top: [MethodId; TOP_FRAMES],
     pub top_len: u8,
+    /// Which walker gave the frames ([`Walker::None`]: not walked).
+    pub walker: Walker,
+    /// Where pcct's own walker stopped short of the stack's bottom, when it
+    /// did (the frames then came from AsyncGetCallTrace, or are the top of
+    /// the stack under a `[break_<reason>]` pseudo-frame).
+    pub walk_stopped: Option<Broken>,
 }
 
 impl SampleRecord {
@@ -173,6 +182,8 @@ mod tests {
             depth: 0,
             top: [MethodId(0); TOP_FRAMES],
             top_len: 0,
+            walker: Walker::None,
+            walk_stopped: None,
         }
     }
 

@@ -141,6 +141,9 @@ pub struct Sampler<'r> {
     events: Vec<Event>,
     /// Event classes interned in the profile's method table, by name.
     classes: HashMap<String, MethodId>,
+    /// (tid, slot) of the threads known at this tick's events, by tid: an
+    /// event is recorded near its thread's marks.
+    event_threads: Vec<(i32, usize)>,
     scratch_stack: Vec<Frame>,
     scratch_marks: Marks,
     pseudo: Vec<MethodId>,
@@ -170,6 +173,7 @@ impl<'r> Sampler<'r> {
             pending: Vec::new(),
             events: Vec::new(),
             classes: HashMap::new(),
+            event_threads: Vec::new(),
             scratch_stack: Vec::with_capacity(depth + 1),
             scratch_marks: Marks::new(),
             pseudo: Vec::new(),
@@ -368,10 +372,17 @@ impl<'r> Sampler<'r> {
 
     /// Records every waiting event (under the profile lock): its stack,
     /// named, root first (under `[truncated]` when it was deeper than
-    /// `depth`), its class on top, recorded whole without marks.
+    /// `depth`), its class on top, recorded whole, near the marks of its
+    /// thread's last sample (which stay as they are).
     fn record_events(&mut self, profile: &mut crate::shared::Profile) {
         let events = std::mem::take(&mut self.events);
         let depth = self.shared.config.depth;
+        if !events.is_empty() {
+            self.event_threads.clear();
+            let known = self.threads.iter().enumerate();
+            self.event_threads.extend(known.filter_map(|(slot, thread)| Some((thread.as_ref()?.tid, slot))));
+            self.event_threads.sort_unstable();
+        }
         for event in &events {
             self.scratch_stack.clear();
             if event.truncated || event.frames.len() > depth {
@@ -390,7 +401,13 @@ impl<'r> Sampler<'r> {
                 }
             };
             self.scratch_stack.push(Frame::new(class, NO_BCI));
-            let recorded = profile.tree.record_event(&self.scratch_stack, event.weight).is_ok();
+            let slot = self.event_threads.binary_search_by_key(&event.tid, |&(tid, _)| tid).ok();
+            let near = slot.and_then(|index| self.threads[self.event_threads[index].1].as_ref());
+            let recorded = match near {
+                Some(thread) => profile.tree.record_event_near(&thread.marks, &self.scratch_stack, event.weight),
+                None => profile.tree.record_event(&self.scratch_stack, event.weight),
+            }
+            .is_ok();
             self.count_event(event, recorded);
         }
         self.events = events;
@@ -514,6 +531,8 @@ impl<'r> Sampler<'r> {
             depth: 0,
             top: [Builtin::UnknownMethod.id(); TOP_FRAMES],
             top_len: 0,
+            walker: sample.walker,
+            walk_stopped: Broken::from_u8(sample.broken),
         };
         let Some(mut state) = self.threads[sample.slot].take_if(|s| s.generation == sample.generation) else {
             counters_add(&self.shared.counters.samples_retired, 1);
@@ -929,6 +948,7 @@ mod tests {
         let queue = shared.events.as_ref().expect("a queue");
         let event = |kind, class: &str, weight| crate::events::Event {
             kind,
+            tid: 1,
             frames: vec![(LOOP, 12), (MAIN, 7)],
             truncated: false,
             class: class.to_string(),

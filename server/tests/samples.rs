@@ -4,7 +4,7 @@
 mod support;
 
 use pcct::MethodId;
-use pcct_sampler::recent::{Outcome, SampleRecord, TOP_FRAMES};
+use pcct_sampler::recent::{Outcome, SampleRecord, Walker, TOP_FRAMES};
 use serde_json::Value;
 use support::*;
 
@@ -58,12 +58,18 @@ async fn records_carry_their_fields() {
     assert!((sample["time_ms"].as_f64().unwrap() - 5.0).abs() < 1e-9);
     assert_eq!(sample["depth"], 3);
     assert_eq!(sample["top_frames"], serde_json::json!([HASH, COMPUTE, MAIN]), "leaf first");
+    assert_eq!(sample["walker"], "pcct");
+    assert_eq!(sample["walk_stopped"], serde_json::Value::Null);
     assert_eq!(page["overwritten"], 0);
+    let partial = fixture.get(&format!("/api/samples?since={PARTIAL_SEQ}&limit=1")).await.ok_json();
+    assert_eq!(partial["samples"][0]["walker"], "partial");
+    assert_eq!(partial["samples"][0]["walk_stopped"], "stack_range");
     let failed = fixture.get(&format!("/api/samples?since={FAILED_SEQ}&limit=1")).await.ok_json();
     assert_eq!(failed["samples"][0]["outcome"], serde_json::json!({"kind": "failed", "code": -2}));
     let filtered = fixture.get("/api/samples?since=4&limit=1").await.ok_json();
     assert_eq!(filtered["samples"][0]["outcome"], serde_json::json!({"kind": "filtered"}));
     assert_eq!(filtered["samples"][0]["top_frames"], serde_json::json!([]));
+    assert_eq!(filtered["samples"][0]["walker"], serde_json::Value::Null, "not walked");
 }
 
 #[tokio::test]
@@ -127,6 +133,8 @@ async fn a_client_that_falls_behind_is_told_how_many_it_missed() {
                 depth: 0,
                 top: [MethodId(0); TOP_FRAMES],
                 top_len: 0,
+                walker: Walker::None,
+                walk_stopped: None,
             });
         }
     }

@@ -12,8 +12,9 @@
 //!
 //! Fixed x86-64 facts that VMStructs does not export are constants here
 //! (HotSpot's `frame_x86.hpp`): an interpreted frame keeps its `Method*` at
-//! `fp[-3]`, its bytecode pointer at `fp[-8]` (JDK 11 and later) and its
-//! caller's stack pointer at `fp[-1]`; every frame's return address sits
+//! `fp[-3]`, its bytecode pointer at `fp[-8]` (JDK 11 and later), its
+//! caller's stack pointer at `fp[-1]` and the stack pointer of its current
+//! call at `fp[-2]`; every frame's return address sits
 //! one word above its saved frame pointer.
 
 use super::memory::Memory;
@@ -21,6 +22,10 @@ use super::vmstructs::VmStructs;
 
 /// Interpreted frame slots, in words from the frame pointer (x86-64).
 pub const INTERPRETER_SENDER_SP: isize = -1;
+/// The stack pointer of the frame's current call, 0 between calls: an
+/// address before JDK 22, a word offset from the frame pointer since
+/// (JDK-8308984 relativized it).
+pub const INTERPRETER_LAST_SP: isize = -2;
 pub const INTERPRETER_METHOD: isize = -3;
 pub const INTERPRETER_BCP: isize = -8;
 

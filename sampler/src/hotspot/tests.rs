@@ -7,7 +7,7 @@ use super::code::{self, BlobKind};
 use super::history::History;
 use super::layout::{
     BlobLayout, CodeBegin, DebugInfo, Heap, HeapLayout, Layout, Metadata, MethodLayout, Runtime, ThreadLayout,
-    VerifiedEntry, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP,
+    VerifiedEntry, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP,
 };
 use super::memory::{FakeMemory, Memory};
 use super::walker::{self, Broken, Ending, Memo, Registers, Walk, UNKNOWN_BCI};
@@ -288,7 +288,10 @@ fn build_as(jdk: Jdk) -> Vm {
     // The call stub.
     put_word(&mut memory, STUB, NAMES + 0x20);
     memory.put_u32(STUB + 8, 4 << SHIFT);
-    put_word(&mut memory, STUB + 24, STUB + 0x100);
+    match jdk {
+        Jdk::J17 => put_word(&mut memory, STUB + 24, STUB + 0x100),
+        Jdk::J25 => memory.put_u32(STUB + 24, 0x100),
+    }
     method(&mut memory, METHOD_A, 0);
     method(&mut memory, METHOD_B, 1);
     method(&mut memory, METHOD_C, 2);
@@ -437,6 +440,44 @@ fn a_sample_in_a_prologue_leaves_by_the_return_address_at_the_sp() {
     let (walk, frames) = vm.walk(registers, 16);
     assert_eq!(walk.ending, Ending::Complete);
     assert_eq!(frames, vec![(id(METHOD_A), UNKNOWN_BCI), (id(METHOD_C), 7)]);
+}
+
+/// An i2c adapter (interpreted caller, compiled callee) builds no frame:
+/// interrupted in it, with its sp moved off the return address and rbp
+/// still the interpreted caller's frame pointer, the walk goes on at that
+/// interpreted frame (at its call's `last_sp`), not at the frame's caller;
+/// the same for native code that builds no frame.
+#[test]
+fn a_frameless_stub_called_from_the_interpreter_keeps_its_interpreted_caller() {
+    for jdk in [Jdk::J17, Jdk::J25] {
+        let mut vm = build_as(jdk);
+        let fp = vm.interpreted_fp;
+        let last_sp = fp - 0x20;
+        // The interpreter pushed the return address (its invoke's return
+        // entry) and recorded the sp of the call.
+        put_word(&mut vm.memory, last_sp - 8, INTERPRETER + 0x90);
+        let recorded = match jdk {
+            Jdk::J17 => last_sp,
+            Jdk::J25 => (-((fp - last_sp) as isize / 8)) as usize,
+        };
+        put_word(&mut vm.memory, fp.wrapping_add_signed(INTERPRETER_LAST_SP * 8), recorded);
+        // In the stub (not at its first instruction, nothing at the sp that
+        // returns into Java), the sp aligned below the return address.
+        let registers = Registers { pc: STUB + 0x110, sp: last_sp - 0x30, fp, rbx: 0, r13: 0 };
+        let (walk, frames) = vm.walk(registers, 16);
+        assert_eq!((walk.ending, frames), (Ending::Complete, vec![(id(METHOD_C), 7)]), "{jdk:?}");
+        // Native code without a frame pointer (a leaf call) on top of it,
+        // between calls (no last_sp): the caller is the interpreted frame.
+        put_word(&mut vm.memory, fp.wrapping_add_signed(INTERPRETER_LAST_SP * 8), 0);
+        let native = Registers { pc: 0x7F00_0000_1000, ..registers };
+        let (walk, frames) = vm.walk(native, 16);
+        assert_eq!((walk.ending, frames), (Ending::Complete, vec![(id(METHOD_C), 7)]), "{jdk:?}");
+        // A frame pointer that is no interpreted frame's (no Method* that
+        // its jmethodID points back to) is followed as before.
+        put_word(&mut vm.memory, fp.wrapping_add_signed(INTERPRETER_METHOD * 8), METADATA + 0x3800);
+        let (walk, frames) = vm.walk(native, 16);
+        assert_ne!(frames.first(), Some(&(id(METHOD_C), 7)), "{jdk:?}: {walk:?}");
+    }
 }
 
 #[test]

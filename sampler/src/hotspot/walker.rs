@@ -36,7 +36,7 @@
 
 use super::cache::{self, CachedFrame, FrameCache};
 use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
-use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
+use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
 use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
 use crate::agct::CallFrame;
@@ -764,8 +764,10 @@ impl<M: Memory> Walker<'_, M> {
     /// stub (they build no frame), or in one that begins `push rbp; mov
     /// rbp, rsp`; else, at the top of the stack, a stub that builds no frame
     /// of known size (adapters, the stubs of `StubRoutines`) is left by the
-    /// return address at the sp or above the frame pointer, whichever
-    /// follows a call instruction in Java code.
+    /// return address at the sp; by the interpreted frame the frame pointer
+    /// still points to, when that frame is in a call (an i2c adapter's
+    /// caller); or above the frame pointer, whichever follows a call
+    /// instruction in Java code.
     fn unwind_stub(&self, position: Position, blob: &Blob) -> Option<Position> {
         let pc = position.pc;
         let frameless = blob.name_starts_with(b"vtable")
@@ -800,10 +802,52 @@ impl<M: Memory> Walker<'_, M> {
             && fp >= position.sp
             && fp - position.sp < MAX_INTERPRETER_FRAME
         {
+            if let Some(caller) = self.interpreted_caller(fp, position.sp) {
+                return Some(caller);
+            }
             let caller = self.caller_by_fp(fp, fp.wrapping_add(16))?;
             return self.is_return_address(caller.pc).then_some(caller);
         }
         None
+    }
+
+    /// The interpreted frame at `fp`, when code that built no frame of its
+    /// own runs on top of it with the frame pointer still the interpreted
+    /// frame's: a stub (an i2c adapter between an interpreted caller and
+    /// compiled code) or a native function without a frame pointer (a leaf
+    /// call). That frame is the caller, found at the stack pointer of its
+    /// current call (`last_sp`, the return address into the interpreter
+    /// just below) or, between calls, at `sp` with a pc at the interpreter's
+    /// start (its bytecode index comes from its bytecode pointer, not the
+    /// pc). Following the frame pointer instead skips the interpreted frame
+    /// and lands on *its* caller. A frame pointer of native code that built
+    /// a frame does not lead here: its `fp[-3]` is no `Method*` whose
+    /// jmethodID points back to it.
+    fn interpreted_caller(&self, fp: usize, sp: usize) -> Option<Position> {
+        let plausible = fp.is_multiple_of(8) && self.stack.contains(fp) && fp >= sp && fp - sp < MAX_INTERPRETER_FRAME;
+        if !plausible || self.interpreted_method(fp).is_none() {
+            return None;
+        }
+        let raw = self.slot(fp, INTERPRETER_LAST_SP)?;
+        let relative = raw as isize;
+        let last_sp = if relative < 0 && relative > -((MAX_INTERPRETER_FRAME / 8) as isize) {
+            fp.wrapping_add_signed(relative * 8)
+        } else {
+            raw
+        };
+        let in_call = raw != 0 && last_sp.is_multiple_of(8) && last_sp > sp && last_sp <= fp;
+        let returns_to = in_call.then(|| self.word(last_sp - 8)).flatten().filter(|&pc| self.in_interpreter(pc));
+        Some(match returns_to {
+            Some(pc) => Position { pc, sp: last_sp, fp, top: false },
+            None => Position { pc: self.layout.runtime.interpreter_low, sp, fp, top: false },
+        })
+    }
+
+    /// The `Method*` of the interpreted frame at `fp`, if it reads as one
+    /// (it has a jmethodID).
+    fn interpreted_method(&self, fp: usize) -> Option<usize> {
+        let method = self.slot(fp, INTERPRETER_METHOD)?;
+        code::method_id(self.memory, self.layout, method).map(|_| method)
     }
 
     /// Whether `pc` is in Java code (an nmethod or the interpreter) right
@@ -833,7 +877,9 @@ impl<M: Memory> Walker<'_, M> {
 
     /// Native code (outside the code heaps): follow the frame pointer. At
     /// the top, a function interrupted before it built a frame (its return
-    /// address, into Java code, still at the sp) is left by its return address.
+    /// address, into Java code, still at the sp) is left by its return
+    /// address, and one that builds none, with the frame pointer still an
+    /// interpreted frame's, is left to that frame.
     fn native(&self, position: Position) -> Result<Option<Position>, Broken> {
         if position.top {
             let returns_to = self.word(position.sp).ok_or(Broken::Native)?;
@@ -850,6 +896,11 @@ impl<M: Memory> Walker<'_, M> {
         let fp = position.fp;
         if !fp.is_multiple_of(8) || !self.stack.contains(fp) || fp < position.sp {
             return Err(Broken::Native);
+        }
+        if position.top {
+            if let Some(caller) = self.interpreted_caller(fp, position.sp) {
+                return Ok(Some(caller));
+            }
         }
         self.caller_by_fp(fp, fp.wrapping_add(16)).map(Some).ok_or(Broken::Native)
     }

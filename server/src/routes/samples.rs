@@ -3,7 +3,7 @@
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use pcct_sampler::recent::{FilterSelection, Outcome};
+use pcct_sampler::recent::{Broken, FilterSelection, Outcome};
 use serde::Serialize;
 
 use super::MAX_LIMIT;
@@ -28,6 +28,13 @@ pub struct Sample {
     pub depth: u32,
     /// Leaf first.
     pub top_frames: Vec<String>,
+    /// Which walker gave the frames: `pcct` (its own walker), `agct`
+    /// (AsyncGetCallTrace, after pcct's stopped short) or `partial` (both
+    /// stopped short: the top of the stack, recorded under
+    /// `[break_<walk_stopped>]`); null when the stack was not walked.
+    pub walker: Option<&'static str>,
+    /// Why pcct's walker stopped short of the stack's bottom, when it did.
+    pub walk_stopped: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -74,6 +81,8 @@ pub async fn samples(State(state): State<AppState>, RawQuery(query): RawQuery) -
             outcome: record.outcome,
             depth: record.depth,
             top_frames: record.top_frames().iter().map(|&method| profile.methods.display_name(method)).collect(),
+            walker: record.walker.label(),
+            walk_stopped: record.walk_stopped.map(Broken::label),
         })
         .collect::<Vec<Sample>>();
     drop(profile);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use axum::body::{to_bytes, Body};
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use pcct::{Frame, LineEntry, Marks, MethodId, TreeConfig, Weight};
-use pcct_sampler::recent::{Outcome, SampleRecord, TOP_FRAMES};
+use pcct_sampler::recent::{Broken, Outcome, SampleRecord, Walker, TOP_FRAMES};
 use pcct_sampler::{SamplerConfig, Shared};
 use pcct_server::{app, AppConfig, AppState};
 use tower::ServiceExt;
@@ -51,6 +51,9 @@ pub const OVERWRITTEN: u64 = RING_PUSHED - RING_CAPACITY as u64;
 
 /// The ring record whose stack walk failed (AsyncGetCallTrace code -2).
 pub const FAILED_SEQ: u64 = 9;
+/// The ring's sample whose walk pcct's walker could not finish (its frames
+/// are the stack's top, under `[break_stack_range]`).
+pub const PARTIAL_SEQ: u64 = 8;
 
 /// Counter values set in the fixture (read back through /metrics and /api/status).
 pub const COUNTED_RECORDED: u64 = 10;
@@ -246,6 +249,12 @@ impl Fixture {
                     depth: top_len as u32,
                     top,
                     top_len,
+                    walker: match (top_len, seq) {
+                        (0, _) => Walker::None,
+                        (_, PARTIAL_SEQ) => Walker::VmPartial,
+                        _ => Walker::Vm,
+                    },
+                    walk_stopped: (seq == PARTIAL_SEQ).then_some(Broken::StackRange),
                 });
             }
         }
