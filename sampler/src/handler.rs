@@ -68,6 +68,17 @@
 //! the thread's CPU clock at this handler's start. The handler's own stack
 //! walk is never counted.
 //!
+//! # Was the thread on a CPU when it was signalled?
+//!
+//! A signal sent to a thread that is waiting for a CPU (preempted) reaches
+//! it when it next runs, with the registers of the moment it was switched
+//! out. The scheduler switches a thread out mostly where it enters the
+//! kernel, at a system call's exit, so those samples pile up on system
+//! calls. The handler measures the wall time since the request that the
+//! thread did not spend on a CPU (the monotonic clock's advance less the
+//! thread's CPU clock's) and publishes it; the sampler defers a cpu-mode
+//! sample whose wait is long ([`crate::sampler::OFF_CPU_DEFER_NS`]).
+//!
 //! A test with a counting global allocator
 //! (`tests/handler_allocates_nothing.rs`) checks rule 1 on every path.
 
@@ -204,6 +215,15 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
     let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
     let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) };
+    // Wall time since the request that the thread did not run: how long
+    // the signal waited for a thread that was not on a CPU.
+    let requested_wall = slot.requested_wall_ns.load(Ordering::Relaxed);
+    let off_cpu_ns = if requested_wall != 0 && requested_cpu != 0 {
+        let waited = clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(requested_wall);
+        waited.saturating_sub(start.saturating_sub(requested_cpu))
+    } else {
+        0
+    };
     let has_not_run = previous == checksum
         && previous_cpu != 0
         && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
@@ -225,6 +245,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         reused: captured.reused,
         checksum,
         handler_ns,
+        off_cpu_ns,
     });
 }
 
