@@ -39,7 +39,8 @@ use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
 use crate::slots::{
-    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_DEFERRED, RESULT_FILTERED,
+    RESULT_NO_AGCT, SLOTS,
 };
 use crate::timer::{now_ns, BusyWaitTimer};
 
@@ -90,19 +91,6 @@ struct Collected {
     broken: u8,
     /// (jmethodID, bci), leaf first.
     frames: Vec<(usize, i32)>,
-    /// Whether the sample is deferred ([`Classification::Deferred`]).
-    deferred: bool,
-}
-
-impl Collected {
-    /// Whether a sample whose signal waited `off_cpu_ns` for the thread off
-    /// the CPU is deferred, the thread's previous `in_row` samples having
-    /// been: in cpu mode, a walked sample after a long wait, unless
-    /// [`MAX_DEFERRED_IN_ROW`] were (a thread always signalled while
-    /// switched out is still sampled, its CPU time not kept back for ever).
-    fn defers(mode: Mode, result: i32, off_cpu_ns: u64, in_row: u32) -> bool {
-        mode == Mode::Cpu && result != RESULT_FILTERED && off_cpu_ns > OFF_CPU_DEFER_NS && in_row < MAX_DEFERRED_IN_ROW
-    }
 }
 
 /// What a collected sample is, decided before anything is recorded
@@ -127,23 +115,11 @@ enum Classification {
     /// `[break_<reason>]` pseudo-frame in place of the callers.
     Partial(Broken),
     /// Cpu mode: the signal reached the thread after it had been off the
-    /// CPU for over [`OFF_CPU_DEFER_NS`]: its registers are where it
-    /// stopped running, not where it ran. Not recorded: its CPU time goes
-    /// to the thread's next sample.
+    /// CPU for over [`handler::OFF_CPU_DEFER_NS`]: its registers were where
+    /// it stopped running, not where it ran (not walked). Not recorded: its
+    /// CPU time goes to the thread's next sample.
     Deferred,
 }
-
-/// Off-CPU wait past which a cpu-mode sample is deferred. A running thread
-/// takes the signal within microseconds (tens on a virtual machine), so
-/// its wait off the CPU is about zero; a thread waiting for a CPU when it
-/// was signalled takes it when it next runs, with the registers of the
-/// moment it was preempted. Preemption is not spread like CPU time: the
-/// scheduler switches a thread out mostly where it enters the kernel (a
-/// system call's exit), so such samples pile up on system calls. Measured
-/// (BENCHMARKS.md): GroundTruth reading its CPU clock every 150 µs (under
-/// 1 % of its CPU), three spinning processes on 2 vCPUs: 20-23 % of its
-/// samples in the clock read before this rule, 5-13 % after.
-pub const OFF_CPU_DEFER_NS: u64 = 200_000;
 
 /// Deferred samples in a row after which a thread's next sample is
 /// recorded whatever its wait.
@@ -156,7 +132,7 @@ fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
     match sample.result {
         RESULT_FILTERED if mode == Mode::Wall => Classification::Credited,
         RESULT_FILTERED => Classification::Filtered,
-        _ if sample.deferred => Classification::Deferred,
+        RESULT_DEFERRED => Classification::Deferred,
         RESULT_NO_AGCT => Classification::Failed(AgctError::Other(sample.result)),
         code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
         _ if mode == Mode::Cpu && sample.cpu_delta == 0 => Classification::ZeroCpu,
@@ -530,10 +506,10 @@ impl<'r> Sampler<'r> {
             cpu_delta: 0,
             wall_delta: 0,
             frames,
-            deferred: Collected::defers(self.mode, result, drained.handler.off_cpu_ns, state.deferred_in_row),
         };
-        state.deferred_in_row = if sample.deferred { state.deferred_in_row + 1 } else { 0 };
-        (sample.cpu_delta, sample.wall_delta) = state.take_time(sample.deferred);
+        let deferred = result == RESULT_DEFERRED;
+        state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
+        (sample.cpu_delta, sample.wall_delta) = state.take_time(deferred);
         self.pending.push(sample);
     }
 
@@ -757,7 +733,10 @@ impl<'r> Sampler<'r> {
             // The handler compares the reading with the CPU clock at its
             // previous return (see `handler`).
             let wall_at_request = now_ns();
-            if !slot.request(cpu_now, wall_at_request) {
+            // In cpu mode a sample may be deferred (see `handler`), but not
+            // more than MAX_DEFERRED_IN_ROW in a row.
+            let may_defer = self.mode == Mode::Cpu && thread.deferred_in_row < MAX_DEFERRED_IN_ROW;
+            if !slot.request(cpu_now, if may_defer { wall_at_request } else { 0 }) {
                 continue;
             }
             thread.cpu_at_request = cpu_now;
@@ -894,26 +873,12 @@ mod tests {
             walker: Walker::Vm,
             broken: 0,
             frames: vec![(0x100, 0); frames],
-            deferred: false,
         }
     }
 
     #[test]
-    fn a_signal_that_waited_off_the_cpu_defers_the_sample_in_cpu_mode_only() {
-        let late = OFF_CPU_DEFER_NS + 1;
-        assert!(Collected::defers(Mode::Cpu, 3, late, 0));
-        // In wall mode where a thread waits is what is measured.
-        assert!(!Collected::defers(Mode::Wall, 3, late, 0));
-        // A thread that had not run is filtered whatever the wait; a short
-        // wait (a running thread's delivery) is recorded.
-        assert!(!Collected::defers(Mode::Cpu, RESULT_FILTERED, late, 0));
-        assert!(!Collected::defers(Mode::Cpu, 3, OFF_CPU_DEFER_NS, 0));
-        // Never more than MAX_DEFERRED_IN_ROW in a row.
-        assert!(Collected::defers(Mode::Cpu, 3, late, MAX_DEFERRED_IN_ROW - 1));
-        assert!(!Collected::defers(Mode::Cpu, 3, late, MAX_DEFERRED_IN_ROW));
-        let mut deferred = sample(3, 5_000, 3);
-        deferred.deferred = true;
-        assert_eq!(classify(&deferred, Mode::Cpu, DEPTH), Classification::Deferred);
+    fn a_deferred_sample_is_deferred() {
+        assert_eq!(classify_one(RESULT_DEFERRED, 5_000, 0, Mode::Cpu), Classification::Deferred);
     }
 
     #[test]

@@ -106,12 +106,15 @@ impl SlotState {
 pub const RESULT_FILTERED: i32 = i32::MIN;
 /// `result` when AsyncGetCallTrace was not found.
 pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
+/// `result` of a sample deferred because its signal reached the thread
+/// after a long wait off the CPU (see `handler`): not walked.
+pub const RESULT_DEFERRED: i32 = i32::MIN + 2;
 
 /// What a handler leaves in its slot besides the frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HandlerResult {
     /// Frames written (> 0), AsyncGetCallTrace's failure code (<= 0),
-    /// [`RESULT_FILTERED`] or [`RESULT_NO_AGCT`].
+    /// [`RESULT_FILTERED`], [`RESULT_NO_AGCT`] or [`RESULT_DEFERRED`].
     pub result: i32,
     /// Which walker wrote the frames (a [`crate::handler::Walker`] as a byte).
     pub walker: u8,
@@ -127,12 +130,6 @@ pub(crate) struct HandlerResult {
     pub checksum: u64,
     /// Time the handler took.
     pub handler_ns: u64,
-    /// Wall time the thread spent off the CPU between the sampler's
-    /// request and the handler (0 if not known): a signal sent to a thread
-    /// that is not running waits for it, and its registers are where it
-    /// stopped (a preemption, often at a system call's exit), not where it
-    /// ran.
-    pub off_cpu_ns: u64,
 }
 
 /// A sample copied out of a slot by [`Slot::drain`].
@@ -171,8 +168,9 @@ pub struct Slot {
     /// this sample (0: not read). Written by [`Slot::request`] while the
     /// slot is IDLE, published by its move to REQUESTED.
     pub(crate) requested_cpu_ns: AtomicU64,
-    /// The monotonic clock when the sampler requested this sample (0: not
-    /// read); written and published as `requested_cpu_ns` is.
+    /// The monotonic clock when the sampler requested this sample, if the
+    /// sample may be deferred (0: it may not); written and published as
+    /// `requested_cpu_ns` is.
     pub(crate) requested_wall_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
@@ -182,7 +180,6 @@ pub struct Slot {
     reused: AtomicU32,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
-    off_cpu_ns: AtomicU64,
 }
 
 impl Slot {
@@ -206,7 +203,6 @@ impl Slot {
             reused: AtomicU32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
-            off_cpu_ns: AtomicU64::new(0),
         }
     }
 
@@ -269,7 +265,8 @@ impl Slot {
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
     /// sampler read it (`cpu_now`) for the handler's has-it-run check, and
-    /// the monotonic clock (`wall_now`) for its off-CPU wait.
+    /// the monotonic clock (`wall_now`, 0: the sample may not be deferred)
+    /// for its off-CPU wait.
     pub(crate) fn request(&self, cpu_now: u64, wall_now: u64) -> bool {
         if self.state() != SlotState::Idle {
             return false;
@@ -335,7 +332,6 @@ impl Slot {
         self.reused.store(handler.reused as u32, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
-        self.off_cpu_ns.store(handler.off_cpu_ns, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
     }
 
@@ -355,7 +351,6 @@ impl Slot {
             reused: self.reused.load(Ordering::Relaxed) as u16,
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
-            off_cpu_ns: self.off_cpu_ns.load(Ordering::Relaxed),
         };
         if handler.result > 0 {
             let (buffer, capacity) = self.buffer();
@@ -647,16 +642,7 @@ mod tests {
     }
 
     fn result(frames: i32) -> HandlerResult {
-        HandlerResult {
-            result: frames,
-            walker: 1,
-            broken: 0,
-            half: 0,
-            reused: 0,
-            checksum: 0xC0FFEE,
-            handler_ns: 1234,
-            off_cpu_ns: 0,
-        }
+        HandlerResult { result: frames, walker: 1, broken: 0, half: 0, reused: 0, checksum: 0xC0FFEE, handler_ns: 1234 }
     }
 
     /// Writes `count` frames into the buffer, as a handler would.
