@@ -11,7 +11,7 @@ Workloads (--workloads, default all four):
   h2           H2 (Debian libh2-java) running h2-workload.sql in memory, ~15-20 s
   demo         demo/Demo.java, the bundled order-pricing demo (--demo-seconds)
   groundtruth  tests/java/GroundTruth.java: one busy thread with known CPU
-               shares per method (--groundtruth-seconds)
+               shares per method (--groundtruth-seconds: of its busy thread's CPU)
 
 Configurations (--configs, default all; `base` is always added):
   base                          no profiler

@@ -60,7 +60,8 @@ fn displays(list: &Value, field: &str) -> Vec<String> {
 per_jdk! {
     /// GroundTruth spends 40 % of its busy thread's CPU in heavy, the most
     /// of any method: while it runs, hot methods by self weight name heavy
-    /// first, with a share near 40 %.
+    /// first, with a share near 40 %. (It runs 10 s of its thread's CPU: on
+    /// a loaded machine longer, with as many samples, some of them deferred.)
     fn hot_methods_name_the_hottest_method_while_the_program_runs(jdk) {
         let fixture = Fixture::new("http-hot-methods");
         let mut served = start_served(Jvm::new(jdk, &fixture, "GroundTruth").arg("10"), &fixture, "interval=1ms");
