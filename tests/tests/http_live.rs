@@ -165,9 +165,18 @@ per_jdk! {
                 parked_samples.push(sample.clone());
                 previous_parked = Some(sample.clone());
             }
-            (consecutive.len() >= 20).then_some(())
+            // Until the busy thread too has its recorded samples in its
+            // loops (on a loaded machine many of its samples are deferred).
+            (consecutive.len() >= 20 && busy_frames.len() >= 20).then_some(())
         })
-        .unwrap_or_else(|| panic!("JDK {}: {} consecutive filtered samples of the parked thread {parked} within {SOON:?}", jdk.major, consecutive.len()));
+        .unwrap_or_else(|| {
+            panic!(
+                "JDK {}: within {SOON:?}, {} consecutive filtered samples of the parked thread {parked}, {} recorded of the busy thread {busy} spinning",
+                jdk.major,
+                consecutive.len(),
+                busy_frames.len()
+            )
+        });
         // Once spinning, the busy thread is never checksum-filtered while it
         // runs. It may still be stopped for a while (a safepoint for JIT
         // compilation or GC, or descheduled on a loaded machine: 9-16 µs of
