@@ -210,14 +210,15 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // SAFETY: `ucontext` is the kernel's ucontext_t for this signal.
     let registers = unsafe { registers::read(ucontext) };
     let checksum = registers::checksum(&registers);
-    let previous = slot.last_checksum.swap(checksum, Ordering::Relaxed);
+    let previous = slot.last_checksum.load(Ordering::Relaxed);
     // CPU used since the previous handler *returned*: the handler's own work
     // (a stack walk costs tens of microseconds) must not count as running.
     let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
     let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
     let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) };
     // Wall time since the request that the thread did not run: how long
-    // the signal waited for a thread that was not on a CPU.
+    // the signal waited for a thread that was not on a CPU (asked for only
+    // where the sample may be deferred).
     let requested_wall = slot.requested_wall_ns.load(Ordering::Relaxed);
     let off_cpu_ns = if requested_wall != 0 && requested_cpu != 0 {
         let waited = clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(requested_wall);
@@ -238,7 +239,14 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         unsafe { capture(slot, ucontext, &registers, tid) }
     };
     let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    slot.last_cpu_ns.store(end, Ordering::Relaxed);
+    // A deferred sample is as if it had not been taken: the next handler
+    // asks whether the thread ran since the last sample that counts (else
+    // a thread that barely ran after a deferral would have the deferred
+    // time, which is the next sample's, filtered away with it).
+    if captured.result != RESULT_DEFERRED {
+        slot.last_checksum.store(checksum, Ordering::Relaxed);
+        slot.last_cpu_ns.store(end, Ordering::Relaxed);
+    }
     let handler_ns = end.wrapping_sub(start);
     slot.publish(HandlerResult {
         result: captured.result,
