@@ -11,7 +11,7 @@ Workloads (--workloads, default all four):
   h2           H2 (Debian libh2-java) running h2-workload.sql in memory, ~15-20 s
   demo         demo/Demo.java, the bundled order-pricing demo (--demo-seconds)
   groundtruth  tests/java/GroundTruth.java: one busy thread with known CPU
-               shares per method (--groundtruth-seconds)
+               shares per method (--groundtruth-seconds: of its busy thread's CPU)
 
 Configurations (--configs, default all; `base` is always added):
   base                          no profiler
@@ -676,11 +676,12 @@ def load_results(path):
 # ---------------------------------------------------------------- summary
 
 # Every signal pcct sends ends in exactly one of these (sampler/src/counters.rs).
-OUTCOMES = ("samples_recorded", "samples_failed", "samples_filtered", "samples_dropped_full", "samples_lost",
-            "samples_retired")
+OUTCOMES = ("samples_recorded", "samples_failed", "samples_filtered", "samples_deferred", "samples_dropped_full",
+            "samples_lost", "samples_retired")
 COUNTER_COLUMNS = (
     ("signals_sent", "signals"), ("samples_recorded", "recorded"), ("samples_failed", "failed"),
-    ("samples_filtered", "filtered"), ("samples_idle", "idle"), ("samples_busy", "busy"), ("samples_lost", "lost"),
+    ("samples_filtered", "filtered"), ("samples_deferred", "deferred"), ("samples_idle", "idle"),
+    ("samples_busy", "busy"), ("samples_lost", "lost"),
     ("samples_retired", "retired"), ("samples_dropped_full", "dropped full"), ("samples_truncated", "truncated"),
     ("signal_failures", "signal failures"), ("ticks", "ticks"), ("ticks_late", "late"),
     ("ticks_missed", "missed"), ("walks_vm", "walked by pcct"), ("walks_agct", "by AsyncGetCallTrace"),

@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! signals_sent = samples_recorded + samples_failed + samples_filtered
-//!              + samples_dropped_full + samples_lost + samples_retired
+//!              + samples_deferred + samples_dropped_full + samples_lost
+//!              + samples_retired
 //!              (+ requests still outstanding while sampling runs)
 //! ```
 //!
@@ -224,6 +225,10 @@ counters! {
     /// Samples of threads that ended (or were replaced by a new thread in
     /// their slot) between the signal and the drain.
     samples_retired,
+    /// Cpu mode: samples whose signal reached the thread after it had
+    /// waited off the CPU (its registers were where it was preempted): not
+    /// recorded, their CPU time went to the thread's next sample.
+    samples_deferred,
     /// Samples dropped because the tree's arena was full.
     samples_dropped_full,
     /// Stacks deeper than the configured depth (recorded under `[truncated]`).

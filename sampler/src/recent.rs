@@ -26,6 +26,10 @@ pub enum Outcome {
     DroppedFull,
     /// The thread ended between the signal and the drain.
     Retired,
+    /// Cpu mode: the signal reached the thread only after it had waited
+    /// off the CPU (its registers are where it was preempted): not
+    /// recorded; its CPU time goes to the thread's next sample.
+    Deferred,
 }
 
 impl Outcome {

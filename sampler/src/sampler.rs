@@ -39,7 +39,8 @@ use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
 use crate::slots::{
-    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HIGH_WATER, RESULT_DEFERRED, RESULT_FILTERED,
+    RESULT_NO_AGCT, SLOTS,
 };
 use crate::timer::{now_ns, BusyWaitTimer};
 
@@ -72,6 +73,8 @@ struct ThreadState {
     consecutive_failures: u32,
     ever_walked: bool,
     excluded: bool,
+    /// Its samples deferred in a row, up to the last one drained.
+    deferred_in_row: u32,
 }
 
 /// A result copied out of a slot.
@@ -111,7 +114,16 @@ enum Classification {
     /// for this reason and AsyncGetCallTrace failed): recorded under a
     /// `[break_<reason>]` pseudo-frame in place of the callers.
     Partial(Broken),
+    /// Cpu mode: the signal reached the thread after it had been off the
+    /// CPU for over [`handler::OFF_CPU_DEFER_NS`]: its registers were where
+    /// it stopped running, not where it ran (not walked). Not recorded: its
+    /// CPU time goes to the thread's next sample.
+    Deferred,
 }
+
+/// Deferred samples in a row after which a thread's next sample is
+/// recorded whatever its wait.
+pub const MAX_DEFERRED_IN_ROW: u32 = 4;
 
 /// Classifies a sample from the handler's `result` (frames written or a
 /// failure code), the CPU time since the thread's previous sample, the
@@ -120,6 +132,7 @@ fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
     match sample.result {
         RESULT_FILTERED if mode == Mode::Wall => Classification::Credited,
         RESULT_FILTERED => Classification::Filtered,
+        RESULT_DEFERRED => Classification::Deferred,
         RESULT_NO_AGCT => Classification::Failed(AgctError::Other(sample.result)),
         code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
         _ if mode == Mode::Cpu && sample.cpu_delta == 0 => Classification::ZeroCpu,
@@ -481,20 +494,23 @@ impl<'r> Sampler<'r> {
             return;
         };
         state.outstanding = false;
-        self.pending.push(Collected {
+        let result = drained.handler.result;
+        let mut sample = Collected {
             slot: index,
             generation: drained.generation,
             tid: state.tid,
-            result: drained.handler.result,
+            result,
             checksum: drained.handler.checksum,
             walker: Walker::from_u8(drained.handler.walker),
             broken: drained.handler.broken,
-            cpu_delta: state.cpu_at_request.saturating_sub(state.cpu_at_sample),
-            wall_delta: state.wall_at_request.saturating_sub(state.wall_at_sample),
+            cpu_delta: 0,
+            wall_delta: 0,
             frames,
-        });
-        state.cpu_at_sample = state.cpu_at_request;
-        state.wall_at_sample = state.wall_at_request;
+        };
+        let deferred = result == RESULT_DEFERRED;
+        state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
+        (sample.cpu_delta, sample.wall_delta) = state.take_time(deferred);
+        self.pending.push(sample);
     }
 
     /// Counts which walker walked a sample, and why pcct's stopped early.
@@ -546,6 +562,10 @@ impl<'r> Sampler<'r> {
             Classification::Credited => self.record_credit(profile, &state, weight),
             Classification::Failed(error) => self.record_failure(profile, &mut state, error, weight, &mut record),
             Classification::ZeroCpu => self.record_filtered(0),
+            Classification::Deferred => {
+                counters_add(&self.shared.counters.samples_deferred, 1);
+                Outcome::Deferred
+            }
             Classification::Recorded { truncated } => {
                 let root = truncated.then(|| Builtin::Truncated.id());
                 state.walked();
@@ -712,11 +732,15 @@ impl<'r> Sampler<'r> {
             }
             // The handler compares the reading with the CPU clock at its
             // previous return (see `handler`).
-            if !slot.request(cpu_now) {
+            let wall_at_request = now_ns();
+            // In cpu mode a sample may be deferred (see `handler`), but not
+            // more than MAX_DEFERRED_IN_ROW in a row.
+            let may_defer = self.mode == Mode::Cpu && thread.deferred_in_row < MAX_DEFERRED_IN_ROW;
+            if !slot.request(cpu_now, if may_defer { wall_at_request } else { 0 }) {
                 continue;
             }
             thread.cpu_at_request = cpu_now;
-            thread.wall_at_request = now_ns();
+            thread.wall_at_request = wall_at_request;
             thread.requested_tick = self.tick;
             match signal::send(signal, tid, handler::encode(index, generation)) {
                 Ok(()) => {
@@ -795,6 +819,19 @@ impl ThreadState {
         self.ever_walked = true;
     }
 
+    /// The CPU and wall time since the thread's previous sample, up to the
+    /// request just answered; a sample that is `deferred` leaves that time
+    /// to the thread's next sample.
+    fn take_time(&mut self, deferred: bool) -> (u64, u64) {
+        let cpu = self.cpu_at_request.saturating_sub(self.cpu_at_sample);
+        let wall = self.wall_at_request.saturating_sub(self.wall_at_sample);
+        if !deferred {
+            self.cpu_at_sample = self.cpu_at_request;
+            self.wall_at_sample = self.wall_at_request;
+        }
+        (cpu, wall)
+    }
+
     fn new(generation: u32, tid: i32, cpu_now: u64, wall_now: u64) -> ThreadState {
         ThreadState {
             generation,
@@ -811,6 +848,7 @@ impl ThreadState {
             rebase: false,
             consecutive_failures: 0,
             ever_walked: false,
+            deferred_in_row: 0,
             excluded: false,
         }
     }
@@ -836,6 +874,22 @@ mod tests {
             broken: 0,
             frames: vec![(0x100, 0); frames],
         }
+    }
+
+    #[test]
+    fn a_deferred_sample_is_deferred() {
+        assert_eq!(classify_one(RESULT_DEFERRED, 5_000, 0, Mode::Cpu), Classification::Deferred);
+    }
+
+    #[test]
+    fn a_deferred_samples_time_goes_to_the_threads_next_sample() {
+        let mut thread = ThreadState::new(1, 7, 1_000, 10_000);
+        (thread.cpu_at_request, thread.wall_at_request) = (3_000, 13_000);
+        assert_eq!(thread.take_time(true), (2_000, 3_000));
+        (thread.cpu_at_request, thread.wall_at_request) = (4_500, 15_000);
+        assert_eq!(thread.take_time(false), (3_500, 5_000), "both intervals");
+        (thread.cpu_at_request, thread.wall_at_request) = (5_000, 16_000);
+        assert_eq!(thread.take_time(false), (500, 1_000));
     }
 
     fn classify_one(result: i32, cpu_delta: u64, frames: usize, mode: Mode) -> Classification {

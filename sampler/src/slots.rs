@@ -106,12 +106,15 @@ impl SlotState {
 pub const RESULT_FILTERED: i32 = i32::MIN;
 /// `result` when AsyncGetCallTrace was not found.
 pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
+/// `result` of a sample deferred because its signal reached the thread
+/// after a long wait off the CPU (see `handler`): not walked.
+pub const RESULT_DEFERRED: i32 = i32::MIN + 2;
 
 /// What a handler leaves in its slot besides the frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HandlerResult {
     /// Frames written (> 0), AsyncGetCallTrace's failure code (<= 0),
-    /// [`RESULT_FILTERED`] or [`RESULT_NO_AGCT`].
+    /// [`RESULT_FILTERED`], [`RESULT_NO_AGCT`] or [`RESULT_DEFERRED`].
     pub result: i32,
     /// Which walker wrote the frames (a [`crate::handler::Walker`] as a byte).
     pub walker: u8,
@@ -165,6 +168,10 @@ pub struct Slot {
     /// this sample (0: not read). Written by [`Slot::request`] while the
     /// slot is IDLE, published by its move to REQUESTED.
     pub(crate) requested_cpu_ns: AtomicU64,
+    /// The monotonic clock when the sampler requested this sample, if the
+    /// sample may be deferred (0: it may not); written and published as
+    /// `requested_cpu_ns` is.
+    pub(crate) requested_wall_ns: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
     walker: AtomicU8,
@@ -188,6 +195,7 @@ impl Slot {
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
+            requested_wall_ns: AtomicU64::new(0),
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
@@ -248,6 +256,7 @@ impl Slot {
         self.last_checksum.store(0, Ordering::Relaxed);
         self.last_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_cpu_ns.store(0, Ordering::Relaxed);
+        self.requested_wall_ns.store(0, Ordering::Relaxed);
         self.result.store(0, Ordering::Relaxed);
         let generation = self.generation().wrapping_add(1);
         self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
@@ -255,8 +264,10 @@ impl Slot {
     }
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
-    /// sampler read it (`cpu_now`) for the handler's has-it-run check.
-    pub(crate) fn request(&self, cpu_now: u64) -> bool {
+    /// sampler read it (`cpu_now`) for the handler's has-it-run check, and
+    /// the monotonic clock (`wall_now`, 0: the sample may not be deferred)
+    /// for its off-CPU wait.
+    pub(crate) fn request(&self, cpu_now: u64, wall_now: u64) -> bool {
         if self.state() != SlotState::Idle {
             return false;
         }
@@ -267,6 +278,7 @@ impl Slot {
         // Published by the move to REQUESTED (only the sampler writes it,
         // and only while the slot is IDLE).
         self.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
+        self.requested_wall_ns.store(wall_now, Ordering::Relaxed);
         self.transition(SlotState::Idle, SlotState::Requested)
     }
 
@@ -650,7 +662,7 @@ mod tests {
         let (slot, generation) = occupied();
         assert_eq!(slot.state(), SlotState::Idle);
         assert_eq!(slot.buffer().1, DEPTH + 1);
-        assert!(slot.request(777));
+        assert!(slot.request(777, 777));
         assert_eq!(slot.state(), SlotState::Requested);
         assert_eq!(slot.requested_cpu_ns.load(Ordering::Relaxed), 777);
         assert!(slot.enter_handler(generation, TID));
@@ -669,7 +681,7 @@ mod tests {
     fn failed_and_filtered_samples_carry_no_frames() {
         let (slot, generation) = occupied();
         for code in [-5, RESULT_FILTERED] {
-            assert!(slot.request(1) && slot.enter_handler(generation, TID));
+            assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
             write_frames(&slot, 2);
             assert!(slot.publish(result(code)));
             let mut frames = Vec::new();
@@ -681,7 +693,7 @@ mod tests {
     #[test]
     fn a_result_claiming_more_frames_than_the_buffer_holds_is_cut_to_the_buffer() {
         let (slot, generation) = occupied();
-        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         write_frames(&slot, DEPTH + 1);
         assert!(slot.publish(result(1000)));
         let mut frames = Vec::new();
@@ -692,7 +704,7 @@ mod tests {
     #[test]
     fn an_unanswered_request_is_withdrawn() {
         let (slot, generation) = occupied();
-        assert!(slot.request(1));
+        assert!(slot.request(1, 1));
         assert!(slot.withdraw());
         assert_eq!(slot.state(), SlotState::Idle);
         // A signal arriving after the withdrawal finds nothing to answer.
@@ -716,11 +728,11 @@ mod tests {
     #[test]
     fn requested_and_ready_slots_can_be_retired() {
         let (slot, generation) = occupied();
-        assert!(slot.request(1));
+        assert!(slot.request(1, 1));
         assert!(slot.retire(generation));
         assert!(!slot.enter_handler(generation, TID), "a late signal finds a retired slot");
         let (slot, generation) = occupied();
-        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         assert!(slot.publish(result(1)));
         assert!(slot.retire(generation));
         assert_eq!(slot.drain(&mut Vec::new()), None, "a retired sample is not drained");
@@ -729,7 +741,7 @@ mod tests {
     #[test]
     fn retiring_waits_out_a_handler_in_progress() {
         let (slot, generation) = occupied();
-        assert!(slot.request(1) && slot.enter_handler(generation, TID));
+        assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         let slot = std::sync::Arc::new(slot);
         let retirer = {
             let slot = std::sync::Arc::clone(&slot);
@@ -747,7 +759,7 @@ mod tests {
     #[test]
     fn illegal_transitions_are_refused() {
         let free = Slot::new();
-        assert!(!free.request(1), "FREE -> REQUESTED");
+        assert!(!free.request(1, 1), "FREE -> REQUESTED");
         assert!(!free.withdraw(), "FREE -> IDLE by withdrawal");
         assert!(!free.enter_handler(0, TID), "FREE -> IN_HANDLER");
         assert!(!free.publish(result(1)), "FREE -> READY");
@@ -761,8 +773,8 @@ mod tests {
         assert!(!slot.publish(result(1)), "IDLE -> READY");
         assert!(!slot.withdraw(), "IDLE -> IDLE by withdrawal");
         assert!(!slot.release(), "IDLE -> FREE without retiring");
-        assert!(slot.request(1));
-        assert!(!slot.request(1), "REQUESTED -> REQUESTED");
+        assert!(slot.request(1, 1));
+        assert!(!slot.request(1, 1), "REQUESTED -> REQUESTED");
         assert!(!slot.enter_handler(generation.wrapping_add(1), TID), "a stale generation");
         assert!(!slot.enter_handler(generation, TID + 1), "another thread");
         assert!(slot.enter_handler(generation, TID));
@@ -771,7 +783,7 @@ mod tests {
         assert_eq!(slot.drain(&mut Vec::new()), None, "IN_HANDLER -> DRAINING");
         assert!(slot.publish(result(1)));
         assert!(!slot.publish(result(1)), "READY -> READY");
-        assert!(!slot.request(1), "READY -> REQUESTED");
+        assert!(!slot.request(1, 1), "READY -> REQUESTED");
         assert!(slot.drain(&mut Vec::new()).is_some());
         assert_eq!(slot.drain(&mut Vec::new()), None, "IDLE -> DRAINING");
     }

@@ -26,7 +26,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
     ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
     ("pcct_signals_total", "Sampling signals by result: sent, failed (thread gone), stray (not ours), stale (arrived too late).", MetricType::COUNTER, &["result"]),
-    ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
+    ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), deferred (cpu mode: the signal reached the thread after it waited off the CPU, so its registers were where it was preempted; its CPU time went to its next sample), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
     ("pcct_samples_wall_credited_total", "Checksum-filtered samples whose wall time was credited to the thread's previous context (wall mode).", MetricType::COUNTER, &[]),
     ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
     ("pcct_walks_total", "Recorded samples by the walker that gave their frames: pcct (its own HotSpot walker, to the bottom or the depth), agct (AsyncGetCallTrace, after pcct's walker stopped early or where it is not available), partial (both failed; pcct's top frames under a [break_<reason>] pseudo-frame).", MetricType::COUNTER, &["walker"]),
@@ -172,6 +172,7 @@ impl SamplerCollector {
             ("busy", counters.samples_busy),
             ("lost", counters.samples_lost),
             ("retired", counters.samples_retired),
+            ("deferred", counters.samples_deferred),
             ("dropped_full", counters.samples_dropped_full),
         ] {
             put("pcct_samples_total", counter(value as f64, vec![label("outcome", outcome)]));

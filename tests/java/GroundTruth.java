@@ -30,8 +30,11 @@ import java.lang.management.ThreadMXBean;
  * microseconds receives nearly every signal on the way out of that call.
  * A small checkEvery (2000, about 3 us) makes this program such a thread.
  *
- * Usage: java GroundTruth <seconds> [checkEvery]. At the end prints on
- * stdout busy_cpu_ns=<CPU time of the busy thread, from ThreadMXBean>.
+ * Usage: java GroundTruth <seconds> [checkEvery]: the busy thread runs
+ * rounds until they add up to <seconds> of its CPU time (not wall time: a
+ * loaded machine makes the run longer, not the work smaller). At the end
+ * prints on stdout busy_cpu_ns=<CPU time of the busy thread, from
+ * ThreadMXBean>.
  */
 public class GroundTruth implements Runnable {
     static final long UNIT_NS = 500_000L;
@@ -100,10 +103,10 @@ public class GroundTruth implements Runnable {
     }
 
     public void run() {
-        long start = System.nanoTime();
         long scheduled = cpu();
+        long start = scheduled;
         long x = 0;
-        while (System.nanoTime() - start < durationNs) {
+        while (scheduled - start < durationNs) {
             x += heavy(scheduled += 40 * UNIT_NS);
             x += medium(scheduled += 20 * UNIT_NS);
             x += light(scheduled += 10 * UNIT_NS);

@@ -6,7 +6,8 @@ import java.util.concurrent.locks.LockSupport;
  * CPU-clock prefilter off, the parked thread is signalled at every tick and
  * its register checksum must filter it: it has not run.
  *
- * Usage: java Parked <seconds>. Prints "done" at the end.
+ * Usage: java Parked <seconds> (of the busy thread's CPU). Prints "done"
+ * at the end.
  */
 public class Parked {
     static volatile long sink;
@@ -17,10 +18,13 @@ public class Parked {
         }
     }
 
+    /** Spins for durationNs of this thread's CPU time (not wall time: a
+     *  loaded machine makes the run longer, not the work smaller). */
     static long spin(long durationNs) {
-        long start = System.nanoTime();
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long start = mx.getCurrentThreadCpuTime();
         long x = 1;
-        while (System.nanoTime() - start < durationNs) {
+        while (mx.getCurrentThreadCpuTime() - start < durationNs) {
             for (int i = 0; i < 10_000; i++) {
                 x ^= x << 13; x ^= x >>> 7; x ^= x << 17;
             }
