@@ -234,10 +234,11 @@ pub fn tree_stat(profile: &serde_json::Value, name: &str) -> u64 {
 }
 
 /// The counters of the outcomes a sent signal ends in, exactly one each.
-pub const SIGNAL_OUTCOMES: [&str; 6] = [
+pub const SIGNAL_OUTCOMES: [&str; 7] = [
     "samples_recorded",
     "samples_failed",
     "samples_filtered",
+    "samples_deferred",
     "samples_dropped_full",
     "samples_lost",
     "samples_retired",
