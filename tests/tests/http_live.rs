@@ -163,7 +163,11 @@ per_jdk! {
                     }
                 }
                 parked_samples.push(sample.clone());
-                previous_parked = Some(sample.clone());
+                // A deferred sample leaves the handler's has-it-run state
+                // as it was: the next filtered sample compares with the one
+                // before it, not shown here.
+                let deferred = sample["outcome"]["kind"] == "deferred";
+                previous_parked = (!deferred).then(|| sample.clone());
             }
             // Until the busy thread too has its recorded samples in its
             // loops (on a loaded machine many of its samples are deferred).
@@ -201,10 +205,13 @@ per_jdk! {
                 "a filtered sample's registers are those of the thread's previous sample:\n{previous}\n{sample}"
             );
         }
-        let walked = parked_samples.iter().filter(|s| s["outcome"] != json!({"kind": "filtered"})).count();
+        // Walked: neither filtered nor deferred (a signal that woke the
+        // thread on its way into park, on a loaded machine, can find it off
+        // the CPU long enough to be deferred: then not walked either).
+        let walked = parked_samples.iter().filter(|s| !["filtered", "deferred"].contains(&s["outcome"]["kind"].as_str().unwrap_or(""))).count();
         assert!(
             walked <= 2 + parked_samples.len() / 100,
-            "JDK {}: {walked} of {} samples of the parked thread were not filtered",
+            "JDK {}: {walked} of {} samples of the parked thread were walked, not filtered",
             jdk.major,
             parked_samples.len()
         );
