@@ -48,8 +48,12 @@ pub struct Agent {
     reported: Reported,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
-    /// Global reference to the sampler's java.lang.Thread (to recognise its ThreadStart).
+    /// Global references to the sampler's and the JIT thread's
+    /// java.lang.Thread (to recognise their ThreadStart).
     sampler_thread: AtomicPtr<c_void>,
+    jit_thread: AtomicPtr<c_void>,
+    /// What the JIT feedback can do here (the options, less what this JVM cannot).
+    jit: crate::jit::JitSupport,
     /// Thread ids of the agent's own threads (never sampled).
     own_tids: Mutex<Vec<i32>>,
     /// Set once VMDeath began: callbacks do nothing after it.
@@ -125,12 +129,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    // CompiledMethodLoad only with compiled=on: pcct needs neither the
-    // events nor their addresses to walk stacks (the non-safepoint debug
-    // information they would make HotSpot record, DebugNonSafepoints gives).
-    if options.compiled {
-        capabilities.set_can_generate_compiled_method_load_events(1);
-    }
+    let jit = crate::jit::JitSupport::ask(options.compiled, options.recompile, &potential, &mut capabilities);
     let reported = event_capabilities(&options, &potential, &mut capabilities);
     jvmti.add_capabilities(&capabilities)?;
     if let Some(bytes) = reported.alloc_interval {
@@ -151,6 +150,8 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         shared,
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
+        jit_thread: AtomicPtr::new(std::ptr::null_mut()),
+        jit,
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
         server: Mutex::new(None),
@@ -161,12 +162,16 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         vm.debug_info = debug_info;
         vm.events = reported.describe();
     }
+    agent.shared.jit.set_setup(|setup| {
+        (setup.state, setup.recompile) = jit.describe();
+        setup.flags = crate::jit::inline_flags();
+    });
     if AGENT.set(agent).is_err() {
         return Err(SetupError::AlreadyLoaded);
     }
     let agent = AGENT.get().expect("just set");
     crate::console::set_quiet(agent.options.quiet);
-    crate::callbacks::install(jvmti, agent.options.compiled, reported)?;
+    crate::callbacks::install(jvmti, reported)?;
     Ok(agent)
 }
 
@@ -248,22 +253,34 @@ impl Agent {
                 Err(error) => complain(&format!("HTTP server not started: {error}")),
             }
         }
-        let Some(thread) = jni.new_thread("pcct-sampler") else {
-            self.disable("could not create the sampler's java.lang.Thread".to_string());
+        let sampler = self.start_thread(jni, "pcct-sampler", &self.sampler_thread, crate::callbacks::sampler_main);
+        if let Err(reason) = sampler {
+            self.disable(format!("could not start the sampler thread: {reason}"));
             return;
-        };
-        let global = jni.new_global_ref(thread);
-        self.sampler_thread.store(global as *mut c_void, Ordering::Release);
-        let started = self.jvmti.run_agent_thread(
-            thread,
-            Some(crate::callbacks::sampler_main),
-            std::ptr::null(),
-            JVMTI_THREAD_MAX_PRIORITY as jint,
-        );
-        jni.delete_local_ref(thread);
-        if let Err(error) = started {
-            self.disable(format!("could not start the sampler thread: {error}"));
         }
+        if self.jit.events {
+            if let Err(reason) = self.start_thread(jni, "pcct-jit", &self.jit_thread, crate::callbacks::jit_main) {
+                complain(&format!("inline records are off: could not start the JIT thread: {reason}"));
+                self.shared.jit.set_setup(|setup| setup.state = format!("off: no JIT thread ({reason})"));
+            }
+        }
+    }
+
+    /// Starts an agent thread named `name` running `main`, keeping a global
+    /// reference to its java.lang.Thread in `slot` (to recognise its ThreadStart).
+    fn start_thread(
+        &self,
+        jni: Jni,
+        name: &str,
+        slot: &AtomicPtr<c_void>,
+        main: unsafe extern "C" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void),
+    ) -> Result<(), String> {
+        let thread = jni.new_thread(name).ok_or_else(|| format!("could not create the {name} java.lang.Thread"))?;
+        slot.store(jni.new_global_ref(thread) as *mut c_void, Ordering::Release);
+        let started =
+            self.jvmti.run_agent_thread(thread, Some(main), std::ptr::null(), JVMTI_THREAD_MAX_PRIORITY as jint);
+        jni.delete_local_ref(thread);
+        started.map_err(|error| error.to_string())
     }
 
     /// Turns sampling off for good, saying why once.
@@ -286,9 +303,11 @@ impl Agent {
     /// ThreadStart of `thread`, on that thread: registered unless it is the
     /// sampler's own.
     pub fn thread_started(&self, jni: Jni, thread: jthread) {
-        let sampler = self.sampler_thread.load(Ordering::Acquire);
-        if !sampler.is_null() && jni.is_same_object(thread, sampler as jobject) {
-            return;
+        for own in [&self.sampler_thread, &self.jit_thread] {
+            let own = own.load(Ordering::Acquire);
+            if !own.is_null() && jni.is_same_object(thread, own as jobject) {
+                return;
+            }
         }
         let tid = current_tid();
         self.name_thread(jni, thread, tid);
@@ -311,9 +330,30 @@ impl Agent {
         self.registry.retire(tid);
     }
 
-    /// CompiledMethodLoad (with `compiled=on`).
-    pub fn method_compiled(&self) {
-        Counters::add(&self.shared.counters.methods_compiled, 1);
+    /// CompiledMethodLoad (with `compiled=on`): `method`'s code at
+    /// `address`, its inline records read into `read`.
+    pub fn code_loaded(
+        &self,
+        method: usize,
+        address: usize,
+        read: Result<pcct_jit::tree::TreeBuilder, crate::cmlr::Malformed>,
+    ) {
+        crate::jit::code_loaded(&self.shared, self.jvmti, method, address, read);
+    }
+
+    /// CompiledMethodUnload (with `compiled=on`).
+    pub fn code_unloaded(&self, method: usize, address: usize) {
+        crate::jit::code_unloaded(&self.shared, method, address);
+    }
+
+    /// The JIT agent thread: fills the inline table and serves its work
+    /// until VMDeath (`jit.rs`).
+    pub fn run_jit(&self, jni: Jni) {
+        pcct_sampler::signal::block_in_current_thread(self.options.signal);
+        let own = current_tid();
+        self.own_tids.lock().push(own);
+        self.registry.retire(own);
+        crate::jit::serve(&self.shared, self.jvmti, jni, self.jit.recompile, || self.dying.load(Ordering::Acquire));
     }
 
     /// Where the event callbacks hand their events.
@@ -350,12 +390,6 @@ impl Agent {
         self.registry.retire(own);
 
         let classes = crate::classes::create_all_method_ids(self.jvmti, jni);
-        if self.arrival == Arrival::Attach && self.options.compiled {
-            // Code compiled before the attach: its CompiledMethodLoad events.
-            if let Err(error) = self.jvmti.generate_events(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD) {
-                complain(&format!("compiled=on: {error}"));
-            }
-        }
         if pcct_sampler::agct::locate().is_none() {
             self.disable("this JVM does not export AsyncGetCallTrace".to_string());
             return;

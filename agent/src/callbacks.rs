@@ -13,9 +13,11 @@ use crate::events::Reported;
 use crate::jvmti::{Jni, Jvmti, JvmtiResult};
 use crate::jvmti_sys::*;
 
-/// The events the agent enables (CompiledMethodLoad only with `compiled`,
-/// allocation and monitor events only when reported).
-fn events(compiled: bool, reported: Reported) -> impl Iterator<Item = jvmtiEvent> {
+/// The events the agent enables here (allocation and monitor events only
+/// when reported). CompiledMethodLoad and CompiledMethodUnload (with
+/// `compiled=on`) are enabled later by the agent's JIT thread (`jit.rs`),
+/// which then generates the events of code compiled before.
+fn events(reported: Reported) -> impl Iterator<Item = jvmtiEvent> {
     let always = [
         jvmtiEvent::JVMTI_EVENT_VM_INIT,
         jvmtiEvent::JVMTI_EVENT_VM_DEATH,
@@ -28,21 +30,16 @@ fn events(compiled: bool, reported: Reported) -> impl Iterator<Item = jvmtiEvent
     ];
     let allocations = reported.alloc_interval.map(|_| jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     let monitors = [jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED];
-    always
-        .into_iter()
-        .chain(compiled.then_some(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD))
-        .chain(allocations)
-        .chain(monitors.into_iter().filter(move |_| reported.locks))
+    always.into_iter().chain(allocations).chain(monitors.into_iter().filter(move |_| reported.locks))
 }
 
-/// Sets the callbacks and enables the events the agent needs (and
-/// CompiledMethodLoad with `compiled`). If an event cannot be enabled,
-/// takes everything back before returning the error, so a failed
-/// Agent_OnAttach leaves no callback armed.
-pub fn install(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResult<()> {
-    let installed = set_and_enable(jvmti, compiled, reported);
+/// Sets the callbacks and enables the events the agent needs. If an event
+/// cannot be enabled, takes everything back before returning the error, so
+/// a failed Agent_OnAttach leaves no callback armed.
+pub fn install(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
+    let installed = set_and_enable(jvmti, reported);
     if installed.is_err() {
-        for event in events(compiled, reported) {
+        for event in events(reported) {
             let _ = jvmti.disable(event);
         }
         let _ = jvmti.set_callbacks(&jvmtiEventCallbacks::default());
@@ -50,7 +47,7 @@ pub fn install(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResult<
     installed
 }
 
-fn set_and_enable(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResult<()> {
+fn set_and_enable(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
     let callbacks = jvmtiEventCallbacks {
         VMInit: Some(on_vm_init),
         VMDeath: Some(on_vm_death),
@@ -59,13 +56,14 @@ fn set_and_enable(jvmti: Jvmti, compiled: bool, reported: Reported) -> JvmtiResu
         ClassLoad: Some(on_class_load),
         ClassPrepare: Some(on_class_prepare),
         CompiledMethodLoad: Some(on_compiled_method_load),
+        CompiledMethodUnload: Some(on_compiled_method_unload),
         SampledObjectAlloc: Some(on_sampled_object_alloc),
         MonitorContendedEnter: Some(on_monitor_contended_enter),
         MonitorContendedEntered: Some(on_monitor_contended_entered),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
-    events(compiled, reported).try_for_each(|event| jvmti.enable(event))
+    events(reported).try_for_each(|event| jvmti.enable(event))
 }
 
 unsafe extern "C" fn on_sampled_object_alloc(
@@ -149,16 +147,28 @@ unsafe extern "C" fn on_thread_end(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _th
 
 unsafe extern "C" fn on_compiled_method_load(
     _jvmti: *mut jvmtiEnv,
-    _method: jmethodID,
+    method: jmethodID,
     _code_size: jint,
-    _code_addr: *const c_void,
+    code_addr: *const c_void,
     _map_length: jint,
     _map: *const jvmtiAddrLocationMap,
-    _compile_info: *const c_void,
+    compile_info: *const c_void,
 ) {
     guard("CompiledMethodLoad", (), || {
+        let Some(agent) = live() else { return };
+        let max_nodes = pcct_jit::table::Limits::default().max_tree_nodes;
+        let mut tree = pcct_jit::tree::TreeBuilder::new(method as usize as u64, max_nodes);
+        // SAFETY: `compile_info` is what the VM passed to this callback,
+        // read before it returns.
+        let read = unsafe { crate::cmlr::read_inline_record(compile_info, &mut tree) }.map(|_| tree);
+        agent.code_loaded(method as usize, code_addr as usize, read);
+    })
+}
+
+unsafe extern "C" fn on_compiled_method_unload(_jvmti: *mut jvmtiEnv, method: jmethodID, code_addr: *const c_void) {
+    guard("CompiledMethodUnload", (), || {
         if let Some(agent) = live() {
-            agent.method_compiled();
+            agent.code_unloaded(method as usize, code_addr as usize);
         }
     })
 }
@@ -170,6 +180,16 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
         // AsyncGetCallTrace can only report methods whose jmethodID exists.
         // SAFETY: the VM passes its live JVMTI environment.
         let _ = unsafe { Jvmti::from_raw(jvmti) }.create_method_ids(class);
+    })
+}
+
+/// The JIT agent thread (`Agent::run_jit`).
+pub unsafe extern "C" fn jit_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    guard("the JIT thread", (), || {
+        if let Some(agent) = agent::get() {
+            // SAFETY: an agent thread's start function gets its own JNIEnv.
+            agent.run_jit(unsafe { Jni::from_raw(jni) });
+        }
     })
 }
 

@@ -18,6 +18,8 @@
 
 use pcct::export::{self, Format, ReportOptions};
 use pcct::Metric;
+use pcct_jit::live::AdviceReport;
+use pcct_jit::profile::EdgeContexts;
 use pcct_sampler::Shared;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -50,12 +52,32 @@ fn temporary_beside(path: &Path) -> std::io::Result<NamedTempFile> {
     tempfile::Builder::new().prefix(&name).suffix(".tmp").tempfile_in(directory)
 }
 
+/// Hot edges weighed for the JSON profile's JIT advice.
+const ADVICE_EDGES: usize = 1024;
+
+/// The JIT advice over the hottest edges, every share, for `pcct advise`.
+/// The edges are copied under the profile lock, joined after it (the
+/// inline table's lock is never taken under the profile's).
+fn jit_advice(shared: &Shared) -> serde_json::Value {
+    let (contexts, methods) = {
+        let profile = shared.profile.lock();
+        let edges = profile.tree.top_edges(ADVICE_EDGES);
+        (EdgeContexts::copy(&profile.tree, &edges, 100_000), std::sync::Arc::clone(&profile.methods))
+    };
+    let now = pcct_sampler::timer::now_ns();
+    let advice = pcct_jit::profile::advice(&shared.jit, &methods, &contexts, 0.0, ADVICE_EDGES, now);
+    let report = AdviceReport { jit: shared.jit.summary(), min_share: 0.0, advice };
+    serde_json::to_value(report).unwrap_or_default()
+}
+
 fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
+    let jit = (format == Format::Json).then(|| jit_advice(shared));
     {
         let profile = shared.profile.lock();
         if format == Format::Json {
-            // The JSON profile also carries the sampler's counters and the VM.
+            // The JSON profile also carries the sampler's counters, the VM
+            // and the JIT advice.
             let mut extra = serde_json::Map::new();
             let counters = serde_json::to_value(shared.counters.snapshot()).unwrap_or_default();
             extra.insert("sampler".to_string(), counters);
@@ -64,6 +86,7 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
                 "vm".to_string(),
                 serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
             );
+            extra.insert("jit_advice".to_string(), jit.unwrap_or_default());
             let collection = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));
             let collection = export::json::Collection {
                 interval_ns: collection.period_ns,

@@ -227,6 +227,31 @@ impl Jvmti {
         lines
     }
 
+    /// Size of `method`'s bytecode (none for native and abstract methods).
+    pub fn bytecode_size(&self, method: jmethodID) -> Option<u32> {
+        let (mut start, mut end): (jlocation, jlocation) = (0, 0);
+        let error = call!(self.0, GetMethodLocation, MISSING, method, &mut start, &mut end);
+        // Native methods answer -1 -1 (or an error).
+        (error == jvmtiError::JVMTI_ERROR_NONE && start >= 0 && end >= start)
+            .then(|| u32::try_from(end - start + 1).ok())
+            .flatten()
+    }
+
+    /// Whether `class` can be retransformed (not an array, a primitive or a hidden class).
+    pub fn is_modifiable_class(&self, class: jclass) -> bool {
+        let mut modifiable: jboolean = 0;
+        let error = call!(self.0, IsModifiableClass, MISSING, class, &mut modifiable);
+        error == jvmtiError::JVMTI_ERROR_NONE && modifiable != 0
+    }
+
+    /// Retransforms `classes` (local references of the calling thread):
+    /// HotSpot redefines them with their own bytes and deoptimises the
+    /// compiled code that depends on them.
+    pub fn retransform_classes(&self, classes: &[jclass]) -> JvmtiResult<()> {
+        let count = jint::try_from(classes.len()).unwrap_or(jint::MAX);
+        check("RetransformClasses", call!(self.0, RetransformClasses, MISSING, count, classes.as_ptr()))
+    }
+
     pub fn system_property(&self, name: &str) -> Option<String> {
         let name = CString::new(name).ok()?;
         let mut value: *mut c_char = ptr::null_mut();

@@ -6,8 +6,9 @@
 //! main thread at VMInit, running threads on attach) and method ids
 //! (ClassPrepare, a sweep of loaded classes), names methods for it with
 //! JVMTI on the sampler thread, hands it sampled allocations and contended
-//! monitor enters (`events.rs`), starts the HTTP server, and writes the
-//! profile at VM death.
+//! monitor enters (`events.rs`), starts the HTTP server, feeds the inline
+//! table (`pcct-jit`) from CompiledMethodLoad/Unload and runs its JIT
+//! thread (`jit.rs`), and writes the profile at VM death.
 //!
 //! It must never let a panic unwind into the VM (every entry point and
 //! callback runs inside `console::guard`), block the VM's exit for more
@@ -25,10 +26,12 @@
 mod agent;
 mod callbacks;
 mod classes;
+mod cmlr;
 mod console;
 mod dump;
 mod entry;
 mod events;
+mod jit;
 mod jvmti;
 #[rustfmt::skip]
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]

@@ -83,8 +83,10 @@ pub struct Options {
     pub metrics_top: usize,
     /// `quiet`: print nothing but errors (`on`/`off`, default off).
     pub quiet: bool,
-    /// `compiled`: enable CompiledMethodLoad events (`on`/`off`, default off).
+    /// `compiled`: keep the inlining of compiled code, from CompiledMethodLoad/Unload (`on`/`off`, default on).
     pub compiled: bool,
+    /// `recompile`: serve recompile requests, adding the capability to retransform classes at the first (`on`/`off`, default on).
+    pub recompile: bool,
     /// `push`: the Pyroscope-style ingest URL windows are pushed to (default: none).
     pub push: Option<String>,
     /// `push_every`: the length of a pushed window, 1s..=1h (default 15s).
@@ -154,7 +156,8 @@ impl Default for Options {
             addr_file: None,
             metrics_top: 10,
             quiet: false,
-            compiled: false,
+            compiled: true,
+            recompile: true,
             push: None,
             push_every: Duration::from_secs(15),
             app: "pcct".to_string(),
@@ -555,11 +558,19 @@ pub const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "compiled",
-        default: "off",
+        default: "on",
         allowed: "on or off",
-        meaning: "enable CompiledMethodLoad events (counted as `methods_compiled`; pcct needs them for nothing)",
+        meaning: "keep which hot edges HotSpot inlined, from CompiledMethodLoad/Unload events and their inline records (`inlined` in `/api/hot-edges`, `/api/jit/*`); `off`: no such events",
         apply: |o, v| set(&mut o.compiled, parse_switch(v)),
         show: |o| ("compiled", o.compiled.into()),
+    },
+    OptionSpec {
+        key: "recompile",
+        default: "on",
+        allowed: "on or off",
+        meaning: "serve `POST /api/jit/recompile` (`pcct advise --apply`): HotSpot compiles named classes again after JVMTI retransforms them (the capability is added at the first request, not at start-up); `off`: the route is refused",
+        apply: |o, v| set(&mut o.recompile, parse_switch(v)),
+        show: |o| ("recompile", o.recompile.into()),
     },
     OptionSpec {
         key: "alloc",

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use pcct_sampler::resolve::{MethodDesc, MethodResolver, ResolveError};
 
 use crate::jvmti::{Jni, Jvmti};
-use crate::jvmti_sys::{jmethodID, jvmtiError};
+use crate::jvmti_sys::{jclass, jmethodID, jvmtiError};
 
 pub struct JvmtiResolver {
     jvmti: Jvmti,
@@ -61,6 +61,22 @@ fn error_of(code: u32) -> ResolveError {
     }
 }
 
+/// `method`'s class (in source form), name and signature, as the profile
+/// names them. The class is a local reference of the calling thread: call
+/// inside a JNI local frame, or a JVMTI callback (whose local references
+/// are freed when it returns).
+pub fn names_of(jvmti: Jvmti, method: jmethodID) -> Result<(String, String, String), ResolveError> {
+    let class = jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
+    names_in(jvmti, class, method)
+}
+
+/// [`names_of`] `method`, whose declaring class is `class`.
+fn names_in(jvmti: Jvmti, class: jclass, method: jmethodID) -> Result<(String, String, String), ResolveError> {
+    let signature = jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
+    let (name, method_signature) = jvmti.method_name(method).map_err(|e| error_of(e.code))?;
+    Ok((class_name_from_signature(&signature), name, method_signature))
+}
+
 impl MethodResolver for JvmtiResolver {
     fn resolve(&mut self, method_id: *mut c_void) -> Result<MethodDesc, ResolveError> {
         let method = method_id as jmethodID;
@@ -70,12 +86,11 @@ impl MethodResolver for JvmtiResolver {
         }
         let result = (|| {
             let class = self.jvmti.declaring_class(method).map_err(|e| error_of(e.code))?;
-            let signature = self.jvmti.class_signature(class).map_err(|e| error_of(e.code))?;
-            let (name, method_signature) = self.jvmti.method_name(method).map_err(|e| error_of(e.code))?;
+            let (class_name, name, signature) = names_in(self.jvmti, class, method)?;
             Ok(MethodDesc {
-                class: class_name_from_signature(&signature),
+                class: class_name,
                 name,
-                signature: method_signature,
+                signature,
                 lines: self.jvmti.line_numbers(method),
                 file: self.jvmti.source_file(class),
             })

@@ -6,8 +6,9 @@ split. The truth is the same program run with those methods not inlined
 (-XX:CompileCommand=dontinline,...), profiled by pcct; then the program runs
 normally under
   pcct-on     pcct as shipped (it turns DebugNonSafepoints on),
-  pcct-off    pcct with -XX:-DebugNonSafepoints (HotSpot's default: debug
-              information at safepoints only),
+  pcct-off    pcct with -XX:-DebugNonSafepoints and compiled=off (HotSpot's
+              default: debug information at safepoints only; CompiledMethodLoad
+              events would make HotSpot record it everywhere),
   ap          async-profiler 4.5 (../shared/peers/), which turns
               DebugNonSafepoints on too; skipped when the library is absent.
 Every run gives each method's share of the CPU by self (the sample's deepest
@@ -68,7 +69,10 @@ def run(java, classes, program, config, seconds, work):
     if config == "ap":
         options.append(f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval=1ms,ann,file={out}")
     else:
-        options.append(f"-agentpath:{AGENT}=interval=1ms,file={out},http=off,quiet=on")
+        # pcct-off: no CompiledMethodLoad events either, which would make
+        # HotSpot record non-safepoint debug information all the same.
+        extra = ",compiled=off" if config == "pcct-off" else ""
+        options.append(f"-agentpath:{AGENT}=interval=1ms,file={out},http=off,quiet=on{extra}")
     command = [java, *options, "-cp", str(classes), *main, str(seconds)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 10 + 60, cwd=work)
     if result.returncode != 0:

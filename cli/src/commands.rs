@@ -12,7 +12,7 @@ use pcct::Metric;
 
 use crate::{input, locate, summary};
 
-pub enum Failure {
+pub(crate) enum Failure {
     Usage(String),
     Failed(String),
     Help,
@@ -24,7 +24,7 @@ impl From<lexopt::Error> for Failure {
     }
 }
 
-fn failed(message: impl Into<String>) -> Failure {
+pub(crate) fn failed(message: impl Into<String>) -> Failure {
     Failure::Failed(message.into())
 }
 
@@ -45,6 +45,7 @@ pub fn dispatch(args: Vec<OsString>) -> Result<(), Failure> {
         "correlate" => correlate(parser),
         "diff" => diff(parser),
         "import-stacks" => import_stacks(parser),
+        "advise" => crate::advise::advise(parser),
         "help" => Err(Failure::Help),
         other => Err(Failure::Usage(format!("unknown command `{other}`"))),
     }

@@ -3,7 +3,10 @@
 
 #![forbid(unsafe_code)]
 
+mod advise;
 mod commands;
+mod directive_stack;
+mod http;
 mod input;
 mod locate;
 mod summary;
@@ -34,6 +37,14 @@ usage:
         per method and per calling context, and over real methods only
         (pseudo-frames' weight to the Java frame above; the share of
         samples without any Java frame printed beside)
+  pcct advise <profile.json | host:port> [--limit N] [--min-share X] [--format text|json|directives] [-o FILE]
+        the JIT advice: hot edges HotSpot did not inline (ranked, with why) and those it did;
+        -o writes a HotSpot compiler directives file (-XX:CompilerDirectivesFile=FILE)
+  pcct advise --apply <pid> [--limit N] [--min-share X] [--address host:port] [--token T] [--jcmd PATH] [--wait S]
+        add the directives to a running JVM (jcmd Compiler.directives_add), have its agent
+        recompile the classes concerned, and wait (30 s) until the edges are reported inlined
+  pcct advise --remove <pid> [--jcmd PATH]
+        remove the directives --apply added (jcmd Compiler.directives_remove) and recompile
   pcct diff <before.json> <after.json> [--metric cpu|wall|samples] [--top N] [--min-change X]
                                       [--flamegraph FILE.svg]
         what grew or shrank: methods (self and total) and contexts whose share of

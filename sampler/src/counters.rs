@@ -262,8 +262,28 @@ counters! {
     methods_failed,
     /// Times the method table outgrew its limit and started over (with a purge).
     method_table_resets,
-    /// CompiledMethodLoad events received (with `compiled=on`).
+    /// CompiledMethodLoad events received (with `compiled=on`, by default).
     methods_compiled,
+    /// CompiledMethodUnload events received: code HotSpot freed.
+    code_unloaded,
+    /// Compiled code whose inline records entered the inline table (new
+    /// code, or newer code of a method replacing older).
+    inline_records_kept,
+    /// Inline records of code the table had already (GenerateEvents
+    /// repeats what events told) or older than the code it holds.
+    inline_records_repeated,
+    /// Inline records refused because the inline table was full (it then
+    /// starts over, refilled by GenerateEvents).
+    inline_records_refused,
+    /// Inline records that could not be read (none sent, or a chain of
+    /// scopes not rooted at the compiled method).
+    inline_records_malformed,
+    /// Classes retransformed on request (`POST /api/jit/recompile`) so
+    /// that HotSpot compiles their code again.
+    classes_retransformed,
+    /// Classes a recompile request named that could not be retransformed
+    /// (not loaded, or refused by the VM).
+    retransform_failures,
     /// Sampled allocations recorded in the profile.
     allocations_recorded,
     /// Sampled allocations not recorded: the queue to the sampler was full,

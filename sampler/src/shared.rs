@@ -18,7 +18,10 @@
 //! `profile` for a bounded time, never waits for `recent` behind a reader.
 //! `vm`, `disabled` and `thread_names` are leaf locks (nothing else is
 //! taken under them); the sampler thread never takes `thread_names`, so
-//! JVMTI callbacks on Java threads may.
+//! JVMTI callbacks on Java threads may. `jit` (the inline table,
+//! `pcct_jit::live`) is never taken by the sampler thread either: the JVMTI
+//! callbacks that load and unload code, HTTP readers and the dump take it,
+//! with nothing else held.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -148,6 +151,9 @@ pub struct Shared {
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
+    /// What HotSpot's JIT compiled and inlined (the inline table), fed by
+    /// the agent's CompiledMethodLoad/Unload callbacks.
+    pub jit: pcct_jit::Jit,
     /// Java thread names by kernel thread id (written at registration,
     /// read by answers; never by the sampler thread).
     pub thread_names: Mutex<ThreadNames>,
@@ -168,6 +174,7 @@ impl Shared {
             drained_tick: AtomicU64::new(0),
             drained_at_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
+            jit: pcct_jit::Jit::default(),
             thread_names: Mutex::new(ThreadNames::new()),
         })
     }

@@ -32,6 +32,17 @@ struct Body<'a> {
     parameter: Option<&'a str>,
 }
 
+impl From<axum::extract::rejection::BytesRejection> for ApiError {
+    /// A request body axum refused (too large, unreadable), with its status.
+    fn from(rejection: axum::extract::rejection::BytesRejection) -> ApiError {
+        ApiError {
+            status: rejection.status(),
+            message: format!("the body was refused: {}", rejection.body_text()),
+            parameter: None,
+        }
+    }
+}
+
 impl ApiError {
     /// 400 for a bad query parameter, naming it.
     pub fn parameter(parameter: &str, message: impl Into<String>) -> ApiError {

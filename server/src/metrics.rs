@@ -52,6 +52,13 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_pcct_purges_total", "Purges of the tree (periodic, requested or forced by a full arena).", MetricType::COUNTER, &[]),
     ("pcct_profile_samples", "Samples in the profile since its last purge.", MetricType::GAUGE, &[]),
     ("pcct_profile_cpu_seconds", "CPU time in the profile since its last purge.", MetricType::GAUGE, &[]),
+    ("pcct_jit_code_events_total", "CompiledMethodLoad/Unload events: loaded (code compiled), unloaded (code freed).", MetricType::COUNTER, &["event"]),
+    ("pcct_jit_inline_records_total", "Inline records of compiled code: kept (entered the inline table), repeated (known or older code), refused (table full), malformed.", MetricType::COUNTER, &["result"]),
+    ("pcct_jit_table_codes", "Pieces of current compiled code in the inline table.", MetricType::GAUGE, &[]),
+    ("pcct_jit_table_bytes", "About how much memory the inline table holds.", MetricType::GAUGE, &[]),
+    ("pcct_jit_table_complete", "1 when the inline table holds all of HotSpot's code, 0 when events are off or records were refused.", MetricType::GAUGE, &[]),
+    ("pcct_jit_table_restarts_total", "Times the inline table was full and started over.", MetricType::COUNTER, &[]),
+    ("pcct_jit_classes_retransformed_total", "Classes retransformed on recompile requests: done, or failed (not loaded, refused).", MetricType::COUNTER, &["result"]),
     ("pcct_hot_method_self_seconds", "CPU (or wall) seconds of the top-K methods' self time since the last purge.", MetricType::GAUGE, &["rank", "method"]),
     ("pcct_hot_method_self_ratio", "Share (0..1) of the profile in the top-K methods' self time.", MetricType::GAUGE, &["rank", "method"]),
     ("pcct_allocations_total", "Sampled allocations: recorded in the profile, or dropped (queue to the sampler or arena full).", MetricType::COUNTER, &["result"]),
@@ -223,6 +230,25 @@ impl SamplerCollector {
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
         put("pcct_agent_heap_bytes", g(counters.agent_heap_bytes as f64));
         put("pcct_agent_heap_peak_bytes", g(counters.agent_heap_peak_bytes as f64));
+        for (event, value) in [("loaded", counters.methods_compiled), ("unloaded", counters.code_unloaded)] {
+            put("pcct_jit_code_events_total", counter(value as f64, vec![label("event", event)]));
+        }
+        for (result, value) in [
+            ("kept", counters.inline_records_kept),
+            ("repeated", counters.inline_records_repeated),
+            ("refused", counters.inline_records_refused),
+            ("malformed", counters.inline_records_malformed),
+        ] {
+            put("pcct_jit_inline_records_total", counter(value as f64, vec![label("result", result)]));
+        }
+        for (result, value) in [("done", counters.classes_retransformed), ("failed", counters.retransform_failures)] {
+            put("pcct_jit_classes_retransformed_total", counter(value as f64, vec![label("result", result)]));
+        }
+        let table = self.shared.jit.table.lock().stats();
+        put("pcct_jit_table_codes", g(table.codes as f64));
+        put("pcct_jit_table_bytes", g(table.bytes as f64));
+        put("pcct_jit_table_complete", g(if table.complete { 1.0 } else { 0.0 }));
+        put("pcct_jit_table_restarts_total", c(table.restarts));
 
         let profile = self.shared.profile.lock();
         let tree = &profile.tree;

@@ -57,6 +57,10 @@ fn bad_queries(path: &str) -> Vec<(String, &'static str)> {
             cases.extend(limit);
             cases.extend(metric);
         }
+        "/api/jit/advice" | "/api/jit/directives" => {
+            cases.extend(limit);
+            cases.extend(min_share);
+        }
         "/api/tree" => {
             cases.extend(min_share);
             cases.extend(metric);

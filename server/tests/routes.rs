@@ -36,7 +36,7 @@ async fn page_is_self_contained_html_using_the_api() {
     assert!(answer.content_type().starts_with("text/html"), "{}", answer.content_type());
     let page = answer.text();
     assert!(page.to_ascii_lowercase().contains("<html"));
-    for route in ["/api/hot-methods", "/api/hot-edges", "/flamegraph.svg"] {
+    for route in ["/api/hot-methods", "/api/hot-edges", "/flamegraph.svg", "/api/jit/advice"] {
         assert!(page.contains(route), "the page does not use {route}");
     }
     for external in ["src=\"http", "href=\"http", "src='http", "href='http", "url(http", "@import"] {

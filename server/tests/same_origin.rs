@@ -80,7 +80,7 @@ async fn a_post_from_another_origin_is_refused_and_changes_nothing() {
     let fixture = Fixture::new();
     for origin in ["http://evil.example", "http://127.0.0.1:8081", "null", "https://localhost:8080.evil.example"] {
         let headers = [("host", "127.0.0.1:8080"), ("origin", origin)];
-        for path in ["/api/purge", "/api/sampling"] {
+        for path in ["/api/purge", "/api/sampling", "/api/jit/recompile"] {
             let body = Body::from(r#"{"running": false}"#);
             let answer = fixture.send(method("POST"), path, &headers, body).await;
             assert_forbidden(&answer, &format!("POST {path} from {origin}"));
@@ -104,7 +104,7 @@ async fn a_post_without_a_json_content_type_is_refused_and_changes_nothing() {
     let types = [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("multipart/form-data")];
     for content_type in types {
         let headers: Vec<(&str, &str)> = content_type.map(|value| ("content-type", value)).into_iter().collect();
-        for path in ["/api/purge", "/api/sampling"] {
+        for path in ["/api/purge", "/api/sampling", "/api/jit/recompile"] {
             // The body is valid JSON: only its declared type is wrong.
             let answer = fixture.send_raw(method("POST"), path, &headers, Body::from(r#"{"running": false}"#)).await;
             assert_forbidden(&answer, &format!("POST {path} as {content_type:?}"));

@@ -1,6 +1,8 @@
-//! Locating the agent library the tests load.
+//! Locating the agent library the tests load, and the `pcct` tool built
+//! beside it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// `libpcct_agent.so`: `$PCCT_AGENT_SO` if set, else
 /// `$CARGO_TARGET_DIR/debug/libpcct_agent.so`, else the workspace's
@@ -22,4 +24,17 @@ pub fn agent_path() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// The `pcct` tool beside the agent library (panics, saying how to build
+/// it, when it does not exist).
+pub fn pcct_tool() -> PathBuf {
+    let tool = agent_path().with_file_name("pcct");
+    assert!(tool.is_file(), "{} is missing: run `cargo build -p pcct-cli`", tool.display());
+    tool
+}
+
+/// Runs `pcct args...` in `dir` to its end.
+pub fn run_pcct(args: &[&str], dir: &Path) -> Output {
+    Command::new(pcct_tool()).args(args).current_dir(dir).output().expect("pcct runs")
 }

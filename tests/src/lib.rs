@@ -36,7 +36,7 @@ pub mod stress;
 pub mod summary;
 pub mod temp;
 
-pub use agent_so::agent_path;
+pub use agent_so::{agent_path, pcct_tool, run_pcct};
 pub use fixture::Fixture;
 pub use jdk::{jdk, jdk17, jdks, Jdk};
 pub use jvm::{assert_no_hs_err, jcmd, Finished, Jvm, RunningJvm};

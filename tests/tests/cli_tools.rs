@@ -8,18 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pcct_tests::agent_path;
 use pcct_tests::temp::TempDir;
-
-fn tool() -> PathBuf {
-    let tool = agent_path().with_file_name("pcct");
-    assert!(tool.is_file(), "{} is missing: run `cargo build -p pcct-cli`", tool.display());
-    tool
-}
-
-fn pcct(args: &[&str], dir: &Path) -> Output {
-    Command::new(tool()).args(args).current_dir(dir).output().expect("pcct runs")
-}
+use pcct_tests::{pcct_tool, run_pcct};
 
 fn text(output: &Output) -> (String, String) {
     (String::from_utf8_lossy(&output.stdout).into_owned(), String::from_utf8_lossy(&output.stderr).into_owned())
@@ -49,7 +39,7 @@ fn import(dir: &Path, name: &str, stacks: &str) -> PathBuf {
     let input = dir.join(format!("{name}.stacks"));
     let output = dir.join(format!("{name}.json"));
     std::fs::write(&input, stacks).expect("write stacks");
-    let run = pcct(&["import-stacks", input.to_str().unwrap(), output.to_str().unwrap()], dir);
+    let run = run_pcct(&["import-stacks", input.to_str().unwrap(), output.to_str().unwrap()], dir);
     assert!(run.status.success(), "import-stacks failed: {:?}", text(&run));
     output
 }
@@ -77,12 +67,13 @@ fn import_report_and_correlate_agree_with_the_known_split() {
         ]),
     );
 
-    let report = pcct(&["report", a.to_str().unwrap(), "--metric", "samples"], dir.path());
+    let report = run_pcct(&["report", a.to_str().unwrap(), "--metric", "samples"], dir.path());
     let (stdout, stderr) = text(&report);
     assert!(report.status.success(), "report failed: {stderr}");
     let hot = stdout.lines().skip_while(|line| !line.contains("Hot methods")).nth(1).unwrap_or("");
     assert!(hot.contains("App.hash"), "the hottest method is hash:\n{stdout}");
-    let collapsed = pcct(&["report", a.to_str().unwrap(), "--format", "collapsed", "--metric", "samples"], dir.path());
+    let collapsed =
+        run_pcct(&["report", a.to_str().unwrap(), "--format", "collapsed", "--metric", "samples"], dir.path());
     let (stdout, _) = text(&collapsed);
     assert!(stdout.lines().any(|line| line == "App.main;App.work;App.hash 50"), "collapsed:\n{stdout}");
 
@@ -104,7 +95,7 @@ fn import_report_and_correlate_agree_with_the_known_split() {
 }
 
 fn correlate(dir: &Path, a: &Path, b: &Path) -> serde_json::Value {
-    let run = pcct(&["correlate", a.to_str().unwrap(), b.to_str().unwrap()], dir);
+    let run = run_pcct(&["correlate", a.to_str().unwrap(), b.to_str().unwrap()], dir);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "correlate failed: {stderr}");
     assert!(
@@ -120,25 +111,25 @@ fn bad_command_lines_and_bad_files_are_named() {
     let a = import(dir.path(), "a", &stacks(&[(&[MAIN, WORK], 3)]));
     let a = a.to_str().unwrap();
 
-    let one = pcct(&["correlate", a], dir.path());
+    let one = run_pcct(&["correlate", a], dir.path());
     assert_eq!(one.status.code(), Some(2), "{:?}", text(&one));
     assert!(text(&one).1.starts_with("pcct: correlate needs exactly two profiles\n"), "{:?}", text(&one));
 
     for option in ["--metric", "--resource"] {
-        let metric = pcct(&["report", a, option, "bytes"], dir.path());
+        let metric = run_pcct(&["report", a, option, "bytes"], dir.path());
         assert_eq!(metric.status.code(), Some(2));
         let expected = format!("pcct: --resource must be one of {}, not `bytes`", pcct::Metric::accepted());
         assert!(text(&metric).1.starts_with(&expected), "{:?}", text(&metric));
     }
 
-    let format = pcct(&["report", a, "--format", "svg"], dir.path());
+    let format = run_pcct(&["report", a, "--format", "svg"], dir.path());
     assert_eq!(format.status.code(), Some(2));
     let expected = "--format must be summary or one of collapsed, json, xtree, xarc, xprof, sites, pprof";
     assert!(text(&format).1.contains(expected), "{:?}", text(&format));
 
     let bad_stacks = dir.path().join("bad.stacks");
     std::fs::write(&bad_stacks, format!("1000\tmain\t{MAIN}\n2000\tmain\tApp|work|()V|x\n")).unwrap();
-    let import = pcct(&["import-stacks", bad_stacks.to_str().unwrap(), "out.json"], dir.path());
+    let import = run_pcct(&["import-stacks", bad_stacks.to_str().unwrap(), "out.json"], dir.path());
     assert_eq!(import.status.code(), Some(1));
     let (_, stderr) = text(&import);
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
@@ -147,7 +138,7 @@ fn bad_command_lines_and_bad_files_are_named() {
 
     let not_a_profile = dir.path().join("not.json");
     std::fs::write(&not_a_profile, "{\"nodes\": 3}").unwrap();
-    let report = pcct(&["report", not_a_profile.to_str().unwrap()], dir.path());
+    let report = run_pcct(&["report", not_a_profile.to_str().unwrap()], dir.path());
     assert_eq!(report.status.code(), Some(1), "{:?}", text(&report));
     assert!(text(&report).1.starts_with("pcct: "), "{:?}", text(&report));
 }
@@ -159,9 +150,9 @@ fn empty_deep_and_huge_inputs_get_an_answer_or_a_clear_error() {
 
     // Empty: a profile with no samples, reported and compared without a panic.
     let empty = import(dir.path(), "empty", "");
-    let report = pcct(&["report", empty.to_str().unwrap()], dir.path());
+    let report = run_pcct(&["report", empty.to_str().unwrap()], dir.path());
     assert!(report.status.success(), "{:?}", text(&report));
-    let compared = pcct(&["correlate", empty.to_str().unwrap(), empty.to_str().unwrap()], dir.path());
+    let compared = run_pcct(&["correlate", empty.to_str().unwrap(), empty.to_str().unwrap()], dir.path());
     assert!(compared.status.success(), "{:?}", text(&compared));
     let json: serde_json::Value = serde_json::from_str(text(&compared).0.trim()).unwrap();
     assert!(json["per_method"].is_null() && json["no_java_share"] == serde_json::json!([null, null]), "{json}");
@@ -172,15 +163,15 @@ fn empty_deep_and_huge_inputs_get_an_answer_or_a_clear_error() {
     let deep_refs: Vec<&str> = deep_frames.iter().map(String::as_str).collect();
     let deep = import(dir.path(), "deep", &stacks(&[(&deep_refs, 3)]));
     for format in ["summary", "xtree", "xarc", "xprof", "sites", "collapsed", "json"] {
-        let run = pcct(&["report", deep.to_str().unwrap(), "--format", format], dir.path());
+        let run = run_pcct(&["report", deep.to_str().unwrap(), "--format", format], dir.path());
         assert!(run.status.success(), "report --format {format} of a deep profile: {:?}", text(&run).1);
     }
-    let run = pcct(&["correlate", deep.to_str().unwrap(), deep.to_str().unwrap()], dir.path());
+    let run = run_pcct(&["correlate", deep.to_str().unwrap(), deep.to_str().unwrap()], dir.path());
     assert!(run.status.success(), "correlate of a deep profile: {:?}", text(&run).1);
 
     // Deeply nested JSON is refused by the parser, not by a stack overflow.
     std::fs::write(path("nested.json"), format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))).unwrap();
-    let run = pcct(&["report", &path("nested.json")], dir.path());
+    let run = run_pcct(&["report", &path("nested.json")], dir.path());
     assert_eq!(run.status.code(), Some(1), "{:?}", text(&run));
     assert!(text(&run).1.contains("is not a pcct JSON profile"), "{:?}", text(&run).1);
 
@@ -190,13 +181,13 @@ fn empty_deep_and_huge_inputs_get_an_answer_or_a_clear_error() {
         many.push_str(&format!("{}\tt{}\t{MAIN}\tApp|leaf{}|()V|0\n", i * 1000, i % 8, i % 1000));
     }
     let huge = import(dir.path(), "huge", &many);
-    let run = pcct(&["report", huge.to_str().unwrap(), "--top", "3"], dir.path());
+    let run = run_pcct(&["report", huge.to_str().unwrap(), "--top", "3"], dir.path());
     assert!(run.status.success(), "{:?}", text(&run).1);
     assert!(text(&run).0.contains("App.leaf"), "{}", text(&run).0);
 
     // A line of 10 MB that is not a stack: one line naming it.
     std::fs::write(path("long.stacks"), format!("1\tmain\t{}\n", "x".repeat(10 << 20))).unwrap();
-    let run = pcct(&["import-stacks", &path("long.stacks"), &path("long.json")], dir.path());
+    let run = run_pcct(&["import-stacks", &path("long.stacks"), &path("long.json")], dir.path());
     assert_eq!(run.status.code(), Some(1));
     let stderr = text(&run).1;
     assert!(stderr.lines().count() == 1 && stderr.len() < 500, "one short line: {} bytes", stderr.len());
@@ -266,7 +257,7 @@ fn pcct_capped<T: Send + 'static>(
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", cap_mib * 1024))
-        .arg(tool())
+        .arg(pcct_tool())
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -406,7 +397,7 @@ fn endless_and_oversized_inputs_get_one_line() {
         pcct_capped(&["import-stacks", "big.stacks", "o.json", "--max-input", "1k"], dir.path(), cap, count_lines);
     one_line(&run, over);
     assert!(!dir.path().join("o.json").exists(), "nothing written");
-    let bad = pcct(&["report", a, "--max-input", "lots"], dir.path());
+    let bad = run_pcct(&["report", a, "--max-input", "lots"], dir.path());
     assert_eq!(bad.status.code(), Some(2), "{:?}", text(&bad));
     assert!(text(&bad).1.starts_with("pcct: --max-input must be a size"), "{:?}", text(&bad));
 }
@@ -418,7 +409,7 @@ fn a_stream_over_the_limit_is_cut_off() {
     use std::io::Write;
     use std::process::Stdio;
     let dir = TempDir::new("cli-stream-limit");
-    let mut child = Command::new(tool())
+    let mut child = Command::new(pcct_tool())
         .args(["report", "/dev/stdin", "--max-input", "64k"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -451,18 +442,18 @@ fn odd_names_never_split_a_line_of_any_report() {
     let a = a.to_str().unwrap();
     let raw = "Odd;Cl\u{1}ss.r\ru\u{1b}n\u{7f}";
     for format in ["summary", "xtree", "xarc", "xprof", "collapsed"] {
-        let run = pcct(&["report", a, "--format", format, "--metric", "samples"], dir.path());
+        let run = run_pcct(&["report", a, "--format", format, "--metric", "samples"], dir.path());
         let (stdout, stderr) = text(&run);
         assert!(run.status.success(), "{format}: {stderr}");
         assert!(!stdout.contains(|c: char| c.is_control() && c != '\n'), "{format}: a control character:\n{stdout}");
         assert!(stdout.contains("Odd;Cl\\x01ss.r\\x0Du\\x1Bn\\x7F") || format == "collapsed", "{format}:\n{stdout}");
     }
-    let collapsed = pcct(&["report", a, "--format", "collapsed", "--metric", "samples"], dir.path());
+    let collapsed = run_pcct(&["report", a, "--format", "collapsed", "--metric", "samples"], dir.path());
     let stacks = pcct::export::collapsed::parse(&text(&collapsed).0).expect("collapsed parses");
     let stack = |frames: &[&str]| frames.iter().map(|frame| frame.to_string()).collect::<Vec<_>>();
     assert!(stacks.contains(&(stack(&["App.main", raw, "App.work"]), 3)), "{stacks:?}");
     assert!(stacks.contains(&(stack(&[raw]), 2)), "{stacks:?}");
-    let json = pcct(&["report", a, "--format", "json"], dir.path());
+    let json = run_pcct(&["report", a, "--format", "json"], dir.path());
     let value: serde_json::Value = serde_json::from_str(&text(&json).0).expect("valid JSON");
     assert!(value["methods"].as_array().unwrap().iter().any(|m| m["name"] == "r\ru\u{1b}n\u{7f}"), "{value}");
 }
@@ -498,7 +489,7 @@ fn report_by_resource_and_the_sites_of_allocations_and_monitors() {
     let profile = events_profile(dir.path());
     let profile = profile.to_str().unwrap();
 
-    let summary = pcct(&["report", profile, "--resource", "alloc_bytes"], dir.path());
+    let summary = run_pcct(&["report", profile, "--resource", "alloc_bytes"], dir.path());
     let (stdout, stderr) = text(&summary);
     assert!(summary.status.success(), "{stderr}");
     assert!(stdout.contains("Events: 4194304 bytes, 68536 objects, 3.000 lock wait ms, 1 enters"), "{stdout}");
@@ -507,20 +498,20 @@ fn report_by_resource_and_the_sites_of_allocations_and_monitors() {
     assert!(sites[0].contains("byte[] <- App.work @12 (line 40)") && sites[0].contains("75.0%"), "{stdout}");
     assert!(sites[1].contains("App$Small <- App.copy @2") && sites[1].ends_with("100.0%"), "{stdout}");
 
-    let table = pcct(&["report", profile, "--format", "sites", "--metric", "lock_wait_ns"], dir.path());
+    let table = run_pcct(&["report", profile, "--format", "sites", "--metric", "lock_wait_ns"], dir.path());
     let (stdout, stderr) = text(&table);
     assert!(table.status.success(), "{stderr}");
     let row = stdout.lines().nth(2).expect("a site");
     assert!(row.contains("100.00% 100.00%") && row.contains("java.lang.Object  @9  App.main"), "{stdout}");
 
-    let collapsed = pcct(&["report", profile, "--format", "collapsed", "--resource", "alloc_objects"], dir.path());
+    let collapsed = run_pcct(&["report", profile, "--format", "collapsed", "--resource", "alloc_objects"], dir.path());
     let mut lines: Vec<String> = text(&collapsed).0.lines().map(String::from).collect();
     lines.sort();
     assert_eq!(lines, ["App.main;App.copy;App$Small 65536", "App.main;App.work;byte[] 3000"]);
 
     for resource in pcct::Metric::ALL {
         for format in ["summary", "xtree", "xarc", "xprof", "sites", "collapsed", "json"] {
-            let run = pcct(&["report", profile, "--format", format, "--resource", resource.name()], dir.path());
+            let run = run_pcct(&["report", profile, "--format", format, "--resource", resource.name()], dir.path());
             assert!(run.status.success(), "--format {format} --resource {}: {:?}", resource.name(), text(&run).1);
         }
     }

@@ -8,13 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use pcct_tests::{agent_path, assert_no_hs_err, per_jdk, Fixture, Jvm};
-
-fn tool() -> PathBuf {
-    let tool = agent_path().with_file_name("pcct");
-    assert!(tool.is_file(), "{} is missing: run `cargo build -p pcct-cli`", tool.display());
-    tool
-}
+use pcct_tests::{assert_no_hs_err, pcct_tool, per_jdk, Fixture, Jvm};
 
 /// Profiles DiffTarget with a at `percent` of its CPU into `<name>.json`.
 fn profile(jdk: &pcct_tests::Jdk, fixture: &Fixture, name: &str, percent: u32) -> PathBuf {
@@ -46,7 +40,7 @@ fn shares(text: &str, section: &str, method: &str) -> (f64, f64) {
 }
 
 fn diff(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new(tool()).arg("diff").args(args).current_dir(dir).output().expect("pcct diff runs");
+    let output = Command::new(pcct_tool()).arg("diff").args(args).current_dir(dir).output().expect("pcct diff runs");
     assert!(output.status.success(), "pcct diff failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).expect("text")
 }

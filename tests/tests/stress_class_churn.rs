@@ -7,7 +7,9 @@
 //! answer parses, names of the churned class are served while it lives, and
 //! the profile parses with every frame named or `[unloaded]`. Allocations
 //! are sampled every 8 KiB meanwhile (their stacks hold the churned
-//! class's methods too) and asked for by resource over HTTP.
+//! class's methods too) and asked for by resource over HTTP. With inline
+//! records on (the default), the churned classes' compiled code is loaded
+//! into the inline table and unloaded from it meanwhile.
 
 use pcct::MethodKind;
 use pcct_tests::stress::{
@@ -60,11 +62,25 @@ per_jdk! {
         // (or [unloaded]) like the samples'.
         assert!(sampler_counter(&json, "allocations_recorded") > 0, "JDK {}: no allocation recorded", jdk.major);
         eprintln!(
-            "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}",
+            "JDK {}: {classes} classes, methods resolved {} unloaded {} failed {}; code loaded {} unloaded {}, inline records kept {} malformed {}",
             jdk.major,
             sampler_counter(&json, "methods_resolved"),
             sampler_counter(&json, "methods_unloaded"),
             sampler_counter(&json, "methods_failed"),
+            sampler_counter(&json, "methods_compiled"),
+            sampler_counter(&json, "code_unloaded"),
+            sampler_counter(&json, "inline_records_kept"),
+            sampler_counter(&json, "inline_records_malformed"),
         );
+        // Inline records are on by default: the churned classes' compiled
+        // code was loaded and unloaded (their records dropped) meanwhile.
+        assert!(sampler_counter(&json, "code_unloaded") > 0, "JDK {}: no compiled code unloaded while churning", jdk.major);
+        assert_eq!(sampler_counter(&json, "inline_records_malformed"), 0);
+        // The table keeps a VM id only while code names it: the ids of
+        // churned classes whose code was unloaded are gone.
+        let table = &json["jit_advice"]["jit"]["table"];
+        eprintln!("JDK {}: inline table at exit: {table}", jdk.major);
+        let (ids, codes) = (table["vm_ids"].as_u64().expect("vm_ids"), table["codes"].as_u64().expect("codes"));
+        assert!(codes > 0 && ids > 0, "JDK {}: an empty inline table: {table}", jdk.major);
     }
 }

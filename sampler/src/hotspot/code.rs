@@ -146,6 +146,32 @@ pub fn compile_id(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<
     memory.u32(blob.address.wrapping_add(layout.blob.compile_id))
 }
 
+/// What the inline table reads of an nmethod, beside its inline records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NmethodFacts {
+    /// HotSpot's compile level (1-3 C1, 4 C2).
+    pub level: Option<u8>,
+    /// The loop bci of on-stack-replacement code (none for the normal entry).
+    pub osr_bci: Option<i32>,
+    pub compile_id: Option<u32>,
+}
+
+/// The facts of the nmethod that holds code address `code` (as a
+/// CompiledMethodLoad event gives it), if one does.
+pub fn nmethod_facts(memory: &impl Memory, layout: &Layout, code: usize) -> Option<NmethodFacts> {
+    let blob = find_blob(memory, layout, code).filter(|blob| blob.kind != BlobKind::Other)?;
+    let at = |offset: usize| blob.address.wrapping_add(offset);
+    let level = layout.blob.comp_level.and_then(|(offset, width)| match width {
+        1 => memory.u8(at(offset)).map(|level| level as i8 as i32),
+        _ => memory.i32(at(offset)),
+    });
+    Some(NmethodFacts {
+        level: level.and_then(|level| u8::try_from(level).ok()).filter(|&level| level <= 4),
+        osr_bci: layout.blob.entry_bci.and_then(|offset| memory.i32(at(offset))).filter(|&bci| bci >= 0),
+        compile_id: compile_id(memory, layout, &blob),
+    })
+}
+
 /// The nmethod's verified entry point (where its prologue starts).
 pub fn verified_entry(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<usize> {
     match layout.blob.verified_entry {

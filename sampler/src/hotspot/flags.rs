@@ -1,5 +1,6 @@
 //! HotSpot's flags (`-XX:...`), found in its flag table (`JVMFlag::flags`,
-//! described by VMStructs), and `DebugNonSafepoints` turned on through it.
+//! described by VMStructs), read (the inlining thresholds the JIT advice
+//! quotes) and `DebugNonSafepoints` turned on through it.
 //!
 //! Why: compiled code records where inlined code is (its debug
 //! information: which method and bytecode every machine instruction belongs
@@ -89,6 +90,20 @@ fn find(tables: &VmStructs, name: &str) -> Option<BoolFlag> {
 pub fn get_bool(tables: &VmStructs, name: &str) -> Option<bool> {
     // SAFETY: `value` is the address of the flag's bool (see `find`).
     find(tables, name).map(|flag| unsafe { *(flag.value as *const u8) } != 0)
+}
+
+/// The value of the `intx` flag `name` (`FreqInlineSize`, ...), if this VM has it.
+pub fn get_intx(tables: &VmStructs, name: &str) -> Option<i64> {
+    // SAFETY: `value` is the address of the flag's value (see `find`); the
+    // caller names a flag HotSpot declares as `intx` (64 bits on x86-64).
+    find(tables, name).map(|flag| unsafe { *(flag.value as *const i64) })
+}
+
+/// The value of the `int` flag `name` (`CompilerDirectivesLimit`, ...), if this VM has it.
+pub fn get_int(tables: &VmStructs, name: &str) -> Option<i32> {
+    // SAFETY: `value` is the address of the flag's value (see `find`); the
+    // caller names a flag HotSpot declares as `int` (32 bits).
+    find(tables, name).map(|flag| unsafe { *(flag.value as *const i32) })
 }
 
 /// Turns `DebugNonSafepoints` on unless the user set it (see the module

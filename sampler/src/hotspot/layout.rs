@@ -83,6 +83,12 @@ pub struct BlobLayout {
     pub compile_id: usize,
     pub debug_info: DebugInfo,
     pub metadata: Metadata,
+    /// `nmethod::_comp_level` and its width (an int in JDK 17, a one-byte
+    /// `CompLevel` in JDK 25): read for the inline table, not the walk.
+    pub comp_level: Option<(usize, usize)>,
+    /// `nmethod::_entry_bci`: the loop bci of on-stack-replacement code,
+    /// -1 (InvocationEntryBci) for the normal entry.
+    pub entry_bci: Option<usize>,
 }
 
 /// Offsets for naming a `Method*` by its jmethodID.
@@ -309,6 +315,11 @@ fn blob_layout(tables: &VmStructs) -> Result<BlobLayout, Missing> {
         compile_id: need(nm("_compile_id"), "nmethod::_compile_id")?,
         debug_info,
         metadata,
+        comp_level: nm("_comp_level").map(|offset| {
+            let width = tables.field_type("nmethod", "_comp_level").and_then(|ty| tables.size(ty)).unwrap_or(4);
+            (offset, width)
+        }),
+        entry_bci: nm("_entry_bci"),
     })
 }
 

@@ -56,6 +56,8 @@ fn layout() -> Layout {
             compile_id: 48,
             debug_info: DebugInfo::InBlob { pcs_begin: 52, pcs_end: 56, scopes_pointer: 64 },
             metadata: Metadata::InBlob { offset_field: 72 },
+            comp_level: Some((96, 4)),
+            entry_bci: Some(100),
         },
         method: MethodLayout {
             const_method: 8,
@@ -344,6 +346,25 @@ fn blobs_are_found_from_any_pc_inside_them() {
     // A free segment, and a pc outside the heap.
     assert_eq!(code::find_blob(&vm.memory, &vm.layout, CODE + (20 << SHIFT)), None);
     assert_eq!(code::find_blob(&vm.memory, &vm.layout, CODE + CODE_SIZE + 8), None);
+}
+
+#[test]
+fn an_nmethod_tells_its_level_entry_and_compile_id_from_any_code_address() {
+    for jdk in [Jdk::J17, Jdk::J25] {
+        let mut vm = build_as(jdk);
+        let compile_id =
+            code::compile_id(&vm.memory, &vm.layout, &code::find_blob(&vm.memory, &vm.layout, NM).unwrap());
+        vm.memory.put_u32(NM + 96, 4);
+        vm.memory.put_u32(NM + 100, u32::MAX); // InvocationEntryBci: the normal entry
+        let facts = code::nmethod_facts(&vm.memory, &vm.layout, NM_CODE + 0x10).expect("an nmethod");
+        assert_eq!(facts, code::NmethodFacts { level: Some(4), osr_bci: None, compile_id });
+        vm.memory.put_u32(NM + 100, 17);
+        vm.layout.blob.comp_level = Some((96, 1));
+        vm.memory.put_u32(NM + 96, 3);
+        let facts = code::nmethod_facts(&vm.memory, &vm.layout, NM_CODE).expect("an nmethod");
+        assert_eq!((facts.level, facts.osr_bci), (Some(3), Some(17)));
+        assert_eq!(code::nmethod_facts(&vm.memory, &vm.layout, CALL_STUB_RETURN), None, "a stub is no nmethod");
+    }
 }
 
 #[test]

@@ -79,11 +79,7 @@ pub async fn sampling(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
-    let body = body.map_err(|rejection| ApiError {
-        status: rejection.status(),
-        message: format!("the body was refused: {}", rejection.body_text()),
-        parameter: None,
-    })?;
+    let body = body?;
     let SamplingChange { running, interval, mode } = parse_change(&body)?;
     let interval = match interval.as_deref() {
         None => None,

@@ -14,6 +14,11 @@
 //! resource without a list; edges by an event resource, whose weight is
 //! the callee's cum) needs a pass over every node: that runs as a heavy
 //! job, on a copy of the profile.
+//!
+//! Hot edges also say whether the code that runs their caller inlines the
+//! call (`inlined`, `caller_level`, ...): their contexts are copied under
+//! the lock as ids and joined with the inline table after it, on a
+//! blocking thread (`routes/jit.rs` `join`, `pcct_jit::profile`).
 
 use std::sync::Arc;
 
@@ -21,6 +26,8 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use pcct::view::{self, HotEdge, HotMethod, HotNode, HotNodeIds, Site, TooManySteps};
 use pcct::{MethodOrder, MethodTable, Metric, NodeId};
+use pcct_jit::profile::{inlining, EdgeContexts, EdgeInlining};
+use pcct_sampler::timer::now_ns;
 use pcct_sampler::Profile;
 use serde::Serialize;
 
@@ -43,7 +50,17 @@ pub struct HotMethods {
 pub struct HotEdges {
     pub profile: ProfileHeader,
     pub resource: Metric,
-    pub edges: Vec<HotEdge>,
+    pub edges: Vec<HotEdgeEntry>,
+}
+
+/// A hot edge and whether the code that runs its caller inlines it
+/// (`pcct_jit::profile::EdgeInlining`: `inlined`, `caller_level`, ...).
+#[derive(Serialize)]
+pub struct HotEdgeEntry {
+    #[serde(flatten)]
+    pub edge: HotEdge,
+    #[serde(flatten)]
+    pub inlining: EdgeInlining,
 }
 
 #[derive(Serialize)]
@@ -76,34 +93,45 @@ pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuer
     state.json(Some("limit"), &answer)
 }
 
+/// Hot edges as copied under the lock: named, with their contexts (ids)
+/// for the join with the inline table after the lock is released.
+type CopiedEdges = (ProfileHeader, Metric, Vec<HotEdge>, EdgeContexts, Arc<MethodTable>);
+
+fn copy_edges(state: &AppState, profile: &Profile, edges: &[NodeId], resource: Metric) -> CopiedEdges {
+    (
+        state.header(&profile.tree),
+        resource,
+        view::hot_edges_of(&profile.tree, &profile.methods, edges, resource),
+        EdgeContexts::copy(&profile.tree, edges, MAX_HOT_NODE_STEPS),
+        Arc::clone(&profile.methods),
+    )
+}
+
 /// `GET /api/hot-edges?limit=1..1000 (20)&resource=<any> (the tree's)`
 pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &with_resource(&["limit"]))?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
     let resource = params.resource()?;
-    let answer = |state: &AppState, profile: &Profile, edges: &[NodeId], resource: Metric| HotEdges {
-        profile: state.header(&profile.tree),
-        resource,
-        edges: view::hot_edges_of(&profile.tree, &profile.methods, edges, resource),
-    };
     let listed = {
         let profile = state.shared.profile.lock();
         let resource = resource.unwrap_or(profile.tree.config().metric);
         let edges = profile.tree.listed_top_edges_by(resource, limit);
-        edges.map(|edges| answer(&state, &profile, &edges, resource))
+        edges.map(|edges| copy_edges(&state, &profile, &edges, resource))
     };
-    let answer = match listed {
-        Some(answer) => answer,
+    let (profile, resource, edges, contexts, methods) = match listed {
+        Some(copied) => copied,
         None => {
             let job_state = state.clone();
             with_snapshot(&state, move |profile| {
                 let resource = resource.unwrap_or(profile.tree.config().metric);
-                answer(&job_state, &profile, &profile.tree.top_edges_by(resource, limit), resource)
+                copy_edges(&job_state, &profile, &profile.tree.top_edges_by(resource, limit), resource)
             })
             .await?
         }
     };
-    state.json(Some("limit"), &answer)
+    let inlining = super::jit::join(&state, move |jit| inlining(jit, &methods, &contexts, now_ns())).await?;
+    let edges = edges.into_iter().zip(inlining).map(|(edge, inlining)| HotEdgeEntry { edge, inlining }).collect();
+    state.json(Some("limit"), &HotEdges { profile, resource, edges })
 }
 
 /// Most path steps in one hot-nodes answer (1000 contexts 100 frames deep).

@@ -5,6 +5,7 @@ pub mod control;
 pub mod flamegraph;
 pub mod health;
 pub mod hot;
+pub mod jit;
 pub mod login;
 pub mod metrics;
 pub mod page;

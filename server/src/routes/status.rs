@@ -51,6 +51,8 @@ pub struct Status {
     pub counters: CountersSnapshot,
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
+    /// The inline records (CompiledMethodLoad) and the inline table.
+    pub jit: pcct_jit::live::Summary,
     /// Profile windows open (`/debug/pprof/profile`).
     pub windows: WindowsStatus,
     /// The resources reports can count (`metric=`), from `pcct::Metric::ALL`,
@@ -103,6 +105,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
+        jit: state.shared.jit.summary(),
         windows: state.windows.status(),
         metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
         report_metric: state.config.report_metric.name(),

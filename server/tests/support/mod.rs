@@ -260,6 +260,7 @@ impl Fixture {
         }
         shared.counters.samples_recorded.store(COUNTED_RECORDED, Ordering::Relaxed);
         shared.counters.samples_filtered.store(COUNTED_FILTERED, Ordering::Relaxed);
+        serve_recompile_requests(&shared);
         let state = AppState::new(Arc::clone(&shared), config);
         Fixture { shared, state, methods }
     }
@@ -371,6 +372,9 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/pprof", ""),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", "{}"),
+    ("GET", "/api/jit/advice", ""),
+    ("GET", "/api/jit/directives", ""),
+    ("POST", "/api/jit/recompile", r#"{"classes": ["demo.Work"]}"#),
 ];
 
 /// The query parameters each route that validates its query takes.
@@ -391,7 +395,26 @@ pub const PARAMETERS: &[(&str, &str, &[&str])] = &[
     ("GET", "/api/collapsed", &["metric", "resource"]),
     ("POST", "/api/purge", &[]),
     ("POST", "/api/sampling", &[]),
+    ("GET", "/api/jit/advice", &["limit", "min_share"]),
+    ("GET", "/api/jit/directives", &["limit", "min_share"]),
+    ("POST", "/api/jit/recompile", &[]),
 ];
+
+/// A thread standing in for the agent's JIT thread: it answers recompile
+/// requests (no JVM here: every class is "not found") until the shared
+/// state is dropped.
+fn serve_recompile_requests(shared: &Arc<Shared>) {
+    shared.jit.set_serving(true);
+    let shared = Arc::downgrade(shared);
+    std::thread::spawn(move || {
+        while let Some(shared) = shared.upgrade() {
+            if let pcct_jit::live::Work::Recompile(job) = shared.jit.next_work(std::time::Duration::from_millis(50)) {
+                let report = pcct_jit::RecompileReport { not_found: job.classes.clone(), ..Default::default() };
+                job.answer(Ok(report));
+            }
+        }
+    });
+}
 
 pub fn method(name: &str) -> Method {
     Method::from_bytes(name.as_bytes()).expect("a valid method")

@@ -1,0 +1,600 @@
+//! `pcct advise`: the JIT advice (hot edges HotSpot did not inline, ranked,
+//! with what to do and why, and the hot edges it did inline), read offline
+//! from a JSON profile (its `jit_advice` section) or live from an agent,
+//! printed as text or JSON, and written as a HotSpot compiler directives
+//! file (`-o`).
+//!
+//! `--apply <pid>` closes the loop on a running JVM: it finds the JVM's
+//! agent (a listening socket of the process that answers `/api/status` with
+//! its pid, or `--address`), takes the live advice, adds its directives
+//! (`jcmd <pid> Compiler.directives_add`; jcmd reports a rejected file in
+//! its output, not its exit status, so the output is checked and the
+//! parser's own message fetched with `java -XX:CompilerDirectivesFile`),
+//! asks the agent to retransform the classes whose code must be compiled
+//! again (`POST /api/jit/recompile`: directives only affect compilations
+//! that start later), and waits until the agent reports the edges inlined.
+//! Before adding, it checks that the directives fit under the JVM's
+//! `CompilerDirectivesLimit` (`directive_stack.rs`). What it added is
+//! recorded beside the directives file, so `--remove <pid>` pops those
+//! directives (`Compiler.directives_remove`), only when
+//! `Compiler.directives_print` shows them on top of the stack, and
+//! recompiles the same classes.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use lexopt::prelude::*;
+use pcct_jit::directives::{classes_to_recompile, directives, render, to_inline};
+use pcct_jit::live::AdviceReport;
+use pcct_jit::{advice, Action, EdgeAdvice, MethodKey};
+use serde::Deserialize;
+
+use crate::commands::{failed, Failure};
+use crate::directive_stack::{self, Found, Printed};
+use crate::http::Server;
+use crate::{input, locate};
+
+struct Settings {
+    limit: usize,
+    min_share: f64,
+    format: String,
+    output: Option<PathBuf>,
+    address: Option<String>,
+    token: Option<String>,
+    jcmd: Option<PathBuf>,
+    wait: Duration,
+    max_input: u64,
+}
+
+enum Task {
+    Show(String),
+    Apply(u32),
+    Remove(u32),
+}
+
+pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
+    let mut settings = Settings {
+        limit: 20,
+        min_share: 0.01,
+        format: "text".to_string(),
+        output: None,
+        address: None,
+        token: std::env::var("PCCT_TOKEN").ok(),
+        jcmd: None,
+        wait: Duration::from_secs(30),
+        max_input: input::DEFAULT_LIMIT,
+    };
+    let mut task = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("limit") => settings.limit = parser.value()?.parse()?,
+            Long("min-share") => settings.min_share = parser.value()?.parse()?,
+            Long("format") => settings.format = parser.value()?.string()?,
+            Short('o') | Long("output") => settings.output = Some(PathBuf::from(parser.value()?)),
+            Long("address") => settings.address = Some(parser.value()?.string()?),
+            Long("token") => settings.token = Some(parser.value()?.string()?),
+            Long("jcmd") => settings.jcmd = Some(PathBuf::from(parser.value()?)),
+            Long("wait") => settings.wait = Duration::from_secs_f64(parser.value()?.parse()?),
+            Long("max-input") => {
+                settings.max_input = input::parse_size(&parser.value()?.string()?).map_err(Failure::Usage)?
+            }
+            Long("apply") if task.is_none() => task = Some(Task::Apply(parser.value()?.parse()?)),
+            Long("remove") if task.is_none() => task = Some(Task::Remove(parser.value()?.parse()?)),
+            Value(value) if task.is_none() => task = Some(Task::Show(value.string()?)),
+            other => return Err(Failure::Usage(other.unexpected().to_string())),
+        }
+    }
+    if !(0.0..=1.0).contains(&settings.min_share) || settings.limit == 0 || settings.limit > 1000 {
+        return Err(Failure::Usage("--min-share must be from 0 to 1 and --limit from 1 to 1000".to_string()));
+    }
+    if !["text", "json", "directives"].contains(&settings.format.as_str()) {
+        return Err(Failure::Usage(format!("--format must be text, json or directives, not `{}`", settings.format)));
+    }
+    match task {
+        Some(Task::Show(source)) => show(&source, &settings),
+        Some(Task::Apply(pid)) => apply(pid, &settings),
+        Some(Task::Remove(pid)) => remove(pid, &settings),
+        None => Err(Failure::Usage("advise needs <profile.json | host:port>, --apply <pid> or --remove <pid>".into())),
+    }
+}
+
+/// The advice from a JSON profile or a live agent, cut to the settings.
+fn read_advice(source: &str, settings: &Settings) -> Result<AdviceReport, Failure> {
+    let path = Path::new(source);
+    if path.is_file() {
+        return profile_advice(path, settings);
+    }
+    if source.contains(':') {
+        let server = Server::new(source, settings.token.clone());
+        return live_advice(&server, MAX_LIMIT, settings.min_share);
+    }
+    Err(failed(format!("{source} is neither a JSON profile nor a host:port where an agent serves")))
+}
+
+fn profile_advice(path: &Path, settings: &Settings) -> Result<AdviceReport, Failure> {
+    #[derive(Deserialize)]
+    struct JitSection {
+        jit_advice: Option<AdviceReport>,
+    }
+    let reader =
+        input::open(path, settings.max_input).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    let section: JitSection = serde_json::from_reader(reader)
+        .map_err(|e| failed(format!("{} is not a pcct JSON profile: {e}", path.display())))?;
+    let mut report = section.jit_advice.filter(|report| !report.jit.setup.state.is_empty()).ok_or_else(|| {
+        failed(format!("{} holds no JIT advice (written by an agent older than `pcct advise`)", path.display()))
+    })?;
+    let all =
+        std::mem::take(&mut report.advice.not_inlined).into_iter().chain(std::mem::take(&mut report.advice.inlined));
+    let all = all.chain(std::mem::take(&mut report.advice.unknown));
+    report.advice = advice::advise(all.collect(), settings.min_share, MAX_LIMIT);
+    report.min_share = settings.min_share;
+    Ok(report)
+}
+
+fn live_advice(server: &Server, limit: usize, min_share: f64) -> Result<AdviceReport, Failure> {
+    let value = server.get_json(&format!("/api/jit/advice?limit={limit}&min_share={min_share}")).map_err(failed)?;
+    serde_json::from_value(value)
+        .map_err(|e| failed(format!("the agent at {} answered an unknown advice: {e}", server.address)))
+}
+
+/// Most edges of each list asked for (the routes' bound).
+const MAX_LIMIT: usize = 1000;
+
+/// `report` with each list cut to `limit`, and the directives for its
+/// `limit` hottest edges to inline (taken from the whole list).
+fn cut(mut report: AdviceReport, limit: usize) -> (AdviceReport, String) {
+    let file = render(&directives(&to_inline(&report.advice.not_inlined, limit)));
+    for list in [&mut report.advice.not_inlined, &mut report.advice.inlined, &mut report.advice.unknown] {
+        list.truncate(limit);
+    }
+    (report, file)
+}
+
+fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
+    let (report, file) = cut(read_advice(source, settings)?, settings.limit);
+    if let Some(output) = &settings.output {
+        std::fs::write(output, &file).map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
+    }
+    let text = match settings.format.as_str() {
+        "json" => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        "directives" => file,
+        _ => {
+            let mut text = describe(&report, &file);
+            if let Some(output) = &settings.output {
+                text.push_str(&format!("\ndirectives written to {}\n", output.display()));
+            }
+            text
+        }
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn level(level: Option<u8>) -> String {
+    match level {
+        Some(0) => "interpreted".to_string(),
+        Some(4) => "C2".to_string(),
+        Some(level) => format!("C1 (level {level})"),
+        None => "compiled".to_string(),
+    }
+}
+
+fn edge_line(edge: &EdgeAdvice) -> String {
+    let line = edge.call_site.line.map(|line| format!(":{line}")).unwrap_or_default();
+    let size = edge.callee_bytecodes.map(|size| format!(" [{size} bytes]")).unwrap_or_default();
+    let code = match &edge.compiled_in {
+        Some(root) => format!("{} code of {}", level(edge.caller_level), root.display()),
+        None => level(edge.caller_level),
+    };
+    format!(
+        "{:6.2}%  {}{line} (bci {}) -> {}{size}  in {code}",
+        edge.share * 100.0,
+        edge.caller.display(),
+        edge.call_site.bci,
+        edge.callee.display()
+    )
+}
+
+/// The advice as text, with `file`, its directives.
+fn describe(report: &AdviceReport, file: &str) -> String {
+    let setup = &report.jit.setup;
+    let flags = &setup.flags;
+    let mut text = format!(
+        "JIT advice: inline records {} (table {}; FreqInlineSize={}, MaxInlineSize={}); hot edges from {:.2}% on\n",
+        setup.state,
+        if report.jit.table.complete { "complete" } else { "incomplete" },
+        flags.freq_inline_size.map_or("?".to_string(), |v| v.to_string()),
+        flags.max_inline_size.map_or("?".to_string(), |v| v.to_string()),
+        report.min_share * 100.0
+    );
+    text.push_str(&format!("\nhot edges not inlined ({}):\n", report.advice.not_inlined.len()));
+    for edge in &report.advice.not_inlined {
+        text.push_str(&format!("{}\n          {}: {}\n", edge_line(edge), action_name(edge.action), edge.why));
+    }
+    text.push_str(&format!("\nhot edges inlined ({}):\n", report.advice.inlined.len()));
+    for edge in &report.advice.inlined {
+        text.push_str(&format!("{}\n", edge_line(edge)));
+    }
+    if !report.advice.unknown.is_empty() {
+        text.push_str(&format!(
+            "\nhot edges of unknown state ({}: no compiled code is known for their caller):\n",
+            report.advice.unknown.len()
+        ));
+        for edge in &report.advice.unknown {
+            text.push_str(&format!("{}\n", edge_line(edge)));
+        }
+    }
+    text.push_str(&format!(
+        "\ncompiler directives (HotSpot: -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile=<file>):\n{file}"
+    ));
+    text
+}
+
+/// The action as the JSON names it (`inline`, `wait`, ...).
+fn action_name(action: Action) -> String {
+    serde_json::to_value(action).ok().and_then(|name| name.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// Where `--apply` keeps what it added to JVM `pid`, and the directives file.
+fn record_paths(pid: u32) -> (PathBuf, PathBuf) {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    (dir.join(format!("pcct-advise-{pid}.applied.json")), dir.join(format!("pcct-advise-{pid}.directives.json")))
+}
+
+/// Writes a new file readable by its owner only (never through a file or
+/// symlink that is there already).
+fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
+    let _ = std::fs::remove_file(path);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| failed(format!("cannot create {}: {e}", path.display())))?;
+    file.write_all(text.as_bytes()).map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The agent of JVM `pid`: `--address`, or a listening socket of the process.
+fn find_agent(pid: u32, settings: &Settings) -> Result<Server, Failure> {
+    let candidates = match &settings.address {
+        Some(address) => vec![address.clone()],
+        None => locate::listening_addresses(pid).map_err(failed)?,
+    };
+    let mut refused = Vec::new();
+    for address in &candidates {
+        let server = Server { timeout: Duration::from_secs(5), ..Server::new(address, settings.token.clone()) };
+        match server.get("/api/status") {
+            Ok(answer) if answer.status == 200 => {
+                let status: serde_json::Value = serde_json::from_slice(&answer.body).unwrap_or_default();
+                if status["agent"] == "pcct" && status["pid"] == pid {
+                    return Ok(Server::new(address, settings.token.clone()));
+                }
+            }
+            Ok(answer) if answer.status == 401 => {
+                refused.push(format!("{address} needs a token (--token or PCCT_TOKEN)"))
+            }
+            Ok(_) | Err(_) => {}
+        }
+    }
+    let why = if refused.is_empty() { String::new() } else { format!(": {}", refused.join("; ")) };
+    Err(failed(format!(
+        "no pcct agent of JVM {pid} answered at {} (is it running with http=on? --address host:port names it){why}",
+        if candidates.is_empty() { "any listening socket of the process".to_string() } else { candidates.join(", ") }
+    )))
+}
+
+/// jcmd: `--jcmd`, the target JVM's own JDK, or `$JAVA_HOME`/PATH.
+fn jcmd_for(pid: u32, settings: &Settings) -> PathBuf {
+    settings.jcmd.clone().unwrap_or_else(|| {
+        std::fs::read_link(format!("/proc/{pid}/exe"))
+            .ok()
+            .map(|java| java.with_file_name("jcmd"))
+            .filter(|jcmd| jcmd.is_file())
+            .unwrap_or_else(|| locate::jdk_tool("jcmd"))
+    })
+}
+
+fn run_jcmd(jcmd: &Path, pid: u32, arguments: &[&str]) -> Result<String, Failure> {
+    let output = Command::new(jcmd)
+        .arg(pid.to_string())
+        .args(arguments)
+        .output()
+        .map_err(|e| failed(format!("cannot run {}: {e}", jcmd.display())))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        return Err(failed(format!("{} {pid} {} failed: {}", jcmd.display(), arguments.join(" "), text.trim())));
+    }
+    Ok(text)
+}
+
+/// HotSpot's own account of why it rejects `file`: its directives parser
+/// run by the target's `java` (jcmd only says that parsing failed).
+fn parser_message(pid: u32, file: &Path) -> String {
+    let java = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|_| locate::jdk_tool("java"));
+    let output = Command::new(java)
+        .arg("-XX:+UnlockDiagnosticVMOptions")
+        .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
+        .arg("-version")
+        .output();
+    match output {
+        Ok(output) => {
+            let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+            text.lines()
+                .filter(|line| !line.contains("version") && !line.contains("Runtime Environment"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Err(e) => format!("(java could not be run to say why: {e})"),
+    }
+}
+
+/// `jcmd Compiler.directives_add`: `count` directives, or a clear error.
+fn add_directives(jcmd: &Path, pid: u32, file: &Path, count: usize) -> Result<(), Failure> {
+    let output = run_jcmd(jcmd, pid, &["Compiler.directives_add", &file.display().to_string()])?;
+    let added =
+        output.lines().find_map(|line| line.trim().strip_suffix(" compiler directives added")?.parse::<usize>().ok());
+    if added == Some(count) {
+        return Ok(());
+    }
+    Err(failed(format!(
+        "JVM {pid} rejected the directives in {}:\n{}\nHotSpot's parser says:\n{}",
+        file.display(),
+        output.trim(),
+        parser_message(pid, file).trim()
+    )))
+}
+
+/// The key of an edge across recompilations.
+fn edge_key(edge: &EdgeAdvice) -> EdgeKey {
+    (edge.caller.clone(), edge.call_site.bci, edge.callee.clone())
+}
+
+fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
+    let server = find_agent(pid, settings)?;
+    let full = live_advice(&server, MAX_LIMIT, settings.min_share)?;
+    let limit = full.jit.setup.flags.directives_limit.unwrap_or(directive_stack::DEFAULT_LIMIT);
+    let chosen = to_inline(&full.advice.not_inlined, settings.limit);
+    let (report, file_text) = cut(full, settings.limit);
+    print!("{}", describe(&report, &file_text));
+    if chosen.is_empty() {
+        println!("\nnothing to apply: no hot edge from {:.2}% on is a call in C2 code", settings.min_share * 100.0);
+        return Ok(());
+    }
+    let (record, file) = record_paths(pid);
+    let started = locate::process_start(pid);
+    if let Ok(text) = std::fs::read_to_string(&record) {
+        let earlier: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        if earlier["started"].as_u64() == started {
+            return Err(failed(format!(
+                "pcct advise already added directives to JVM {pid} ({}): run `pcct advise --remove {pid}` first",
+                record.display()
+            )));
+        }
+        // A record of an earlier process that had this pid.
+        let _ = std::fs::remove_file(&record);
+    }
+    let made = directives(&chosen);
+    let classes = classes_to_recompile(&chosen);
+    let jcmd = jcmd_for(pid, settings);
+    let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
+    directive_stack::check_room(made.len(), &stack, limit, pid).map_err(failed)?;
+    write_new(&file, &file_text)?;
+    add_directives(&jcmd, pid, &file, made.len())?;
+    let applied = serde_json::json!({
+        "pid": pid,
+        "started": started,
+        "address": server.address,
+        "directives": made.len(),
+        "made": made,
+        "classes": classes,
+        "file": file,
+        "edges": chosen.iter().map(edge_key).collect::<Vec<_>>(),
+    });
+    write_new(&record, &serde_json::to_string_pretty(&applied).unwrap_or_default())?;
+    println!(
+        "\nadded {} compiler directives to JVM {pid} ({}); undo with `pcct advise --remove {pid}`",
+        made.len(),
+        file.display()
+    );
+    recompile(&server, &classes)?;
+    wait_until_inlined(&server, &chosen, settings.wait)
+}
+
+/// Asks the agent to retransform `classes`, printing what it did.
+fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
+    let body = serde_json::json!({ "classes": classes }).to_string();
+    let answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
+    if answer.status != 200 {
+        return Err(failed(format!(
+            "the agent could not recompile {} ({}): {}; the directives affect only code compiled from now on",
+            classes.join(", "),
+            answer.status,
+            answer.text()
+        )));
+    }
+    let report: serde_json::Value = serde_json::from_slice(&answer.body).unwrap_or_default();
+    println!(
+        "recompiling: retransformed {} in {:.1} ms{}{}",
+        report["retransformed"],
+        report["elapsed_ns"].as_f64().unwrap_or(0.0) / 1e6,
+        if report["not_found"].as_array().is_some_and(|a| !a.is_empty()) {
+            format!("; not loaded: {}", report["not_found"])
+        } else {
+            String::new()
+        },
+        if report["failed"].as_array().is_some_and(|a| !a.is_empty()) {
+            format!("; failed: {}", report["failed"])
+        } else {
+            String::new()
+        },
+    );
+    Ok(())
+}
+
+/// How long a chosen edge must go without a new call after the recompile
+/// to count as no longer called (not as waiting to be compiled again).
+const IDLE_AFTER: Duration = Duration::from_secs(5);
+
+type EdgeKey = (MethodKey, i32, MethodKey);
+
+/// Calls of the edge `key` in the advice, all contexts and states together.
+fn calls_of(advice: &pcct_jit::Advice, key: &EdgeKey) -> u64 {
+    let lists = [&advice.not_inlined, &advice.inlined, &advice.unknown];
+    lists.iter().flat_map(|list| list.iter()).filter(|edge| edge_key(edge) == *key).map(|edge| edge.calls).sum()
+}
+
+/// Polls the agent, at most `wait`, until every edge of `chosen` is either
+/// reported inlined in every context, or no longer called (no new call
+/// for [`IDLE_AFTER`]: hot once, at start-up say, it is not compiled again
+/// and there is nothing to see). Fails if one is still a call, or none was
+/// seen inlined.
+fn wait_until_inlined(server: &Server, chosen: &[EdgeAdvice], wait: Duration) -> Result<(), Failure> {
+    let started = Instant::now();
+    let wanted: Vec<EdgeKey> = chosen.iter().map(edge_key).collect();
+    let first = live_advice(server, MAX_LIMIT, 0.0)?;
+    // (calls seen, when they last grew), per edge.
+    let mut seen: Vec<(u64, Instant)> = wanted.iter().map(|key| (calls_of(&first.advice, key), started)).collect();
+    loop {
+        let now = live_advice(server, MAX_LIMIT, 0.0)?;
+        let inlined_everywhere = |key: &EdgeKey| {
+            now.advice.inlined.iter().any(|edge| edge_key(edge) == *key)
+                && !now.advice.not_inlined.iter().any(|edge| edge_key(edge) == *key)
+        };
+        for (key, (calls, since)) in wanted.iter().zip(seen.iter_mut()) {
+            let total = calls_of(&now.advice, key);
+            if total > *calls {
+                *calls = total;
+                *since = Instant::now();
+            }
+        }
+        let idle = |index: usize| seen[index].1.elapsed() >= IDLE_AFTER;
+        let inlined: Vec<usize> = (0..wanted.len()).filter(|&i| inlined_everywhere(&wanted[i])).collect();
+        let settled = (0..wanted.len()).all(|i| inlined.contains(&i) || idle(i));
+        let describe_key =
+            |(caller, bci, callee): &EdgeKey| format!("{} (bci {bci}) -> {}", caller.display(), callee.display());
+        if settled && !inlined.is_empty() {
+            println!("inlined after {:.1} s:", started.elapsed().as_secs_f64());
+            for edge in now.advice.inlined.iter().filter(|edge| inlined.iter().any(|&i| edge_key(edge) == wanted[i])) {
+                println!("{}", edge_line(edge));
+            }
+            let cold: Vec<String> =
+                (0..wanted.len()).filter(|i| !inlined.contains(i)).map(|i| describe_key(&wanted[i])).collect();
+            if !cold.is_empty() {
+                println!("no longer called (not compiled again, nothing to see): {}", cold.join(", "));
+            }
+            return Ok(());
+        }
+        if started.elapsed() >= wait {
+            let missing: Vec<String> =
+                (0..wanted.len()).filter(|i| !inlined.contains(i)).map(|i| describe_key(&wanted[i])).collect();
+            return Err(failed(format!(
+                "not reported inlined within {} s: {} (the code may not be hot enough to be compiled again yet; the directives stay, `pcct advise --remove` undoes them)",
+                wait.as_secs(),
+                missing.join(", ")
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
+    let (record, file) = record_paths(pid);
+    let text = std::fs::read_to_string(&record).map_err(|_| {
+        failed(format!(
+            "pcct advise --apply added no directives to JVM {pid} (no {}); `jcmd {pid} Compiler.directives_clear` removes every directive",
+            record.display()
+        ))
+    })?;
+    let mine = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    if std::fs::metadata(&record).map(|m| m.uid()).ok() != mine {
+        return Err(failed(format!("{} is not yours: refusing to act on it", record.display())));
+    }
+    let applied: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
+    if applied["started"].as_u64() != locate::process_start(pid) {
+        let _ = std::fs::remove_file(&record);
+        return Err(failed(format!(
+            "{} is the record of an earlier process that had pid {pid}: pcct advise --apply added nothing to this one",
+            record.display()
+        )));
+    }
+    let made: Vec<pcct_jit::directives::Directive> = serde_json::from_value(applied["made"].clone())
+        .map_err(|e| failed(format!("{} does not list the directives it added: {e}", record.display())))?;
+    let ours: Vec<Printed> = made.iter().map(Printed::of).collect();
+    let jcmd = jcmd_for(pid, settings);
+    let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
+    match directive_stack::find(&stack, &ours) {
+        Found::OnTop => {}
+        Found::Below(above) => {
+            return Err(failed(format!(
+                "{above} compiler directives were added to JVM {pid} above the {} pcct advise added: \
+                 nothing removed (Compiler.directives_remove pops the top one, whoever added it; remove those first)",
+                ours.len()
+            )))
+        }
+        Found::Absent => {
+            println!(
+                "nothing of pcct advise's is on JVM {pid}'s compiler directive stack any more (removed or cleared \
+                 meanwhile): nothing removed"
+            );
+            let _ = std::fs::remove_file(&record);
+            let _ = std::fs::remove_file(&file);
+            return Ok(());
+        }
+    }
+    for _ in &ours {
+        run_jcmd(&jcmd, pid, &["Compiler.directives_remove"])?;
+    }
+    println!("removed the {} compiler directives pcct advise added to JVM {pid}", ours.len());
+    let classes: Vec<String> = serde_json::from_value(applied["classes"].clone()).unwrap_or_default();
+    let address = settings.address.clone().or_else(|| applied["address"].as_str().map(str::to_string));
+    let server = Server::new(address.as_deref().unwrap_or_default(), settings.token.clone());
+    let recompiled = if classes.is_empty() { Ok(()) } else { recompile(&server, &classes) };
+    let _ = std::fs::remove_file(&record);
+    let _ = std::fs::remove_file(&file);
+    recompiled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcct::Weight;
+    use pcct_jit::advice::CallSite;
+    use pcct_jit::Inlined;
+
+    #[test]
+    fn the_text_names_each_edge_its_code_and_what_to_do() {
+        let edge = EdgeAdvice {
+            caller: MethodKey::new("p.A", "run", "()V"),
+            call_site: CallSite { bci: 7, line: Some(12) },
+            callee: MethodKey::new("p.B", "big", "()V"),
+            share: 0.25,
+            calls: 10,
+            weight: Weight::ZERO,
+            callee_bytecodes: Some(400),
+            inlined: Inlined::No,
+            caller_level: Some(4),
+            compiled_in: Some(MethodKey::new("p.A", "main", "()V")),
+            osr_bci: None,
+            compile_id: Some(3),
+            changed_ago_ns: None,
+            action: Action::Inline,
+            why: "because".to_string(),
+            roots: vec![MethodKey::new("p.A", "run", "()V"), MethodKey::new("p.A", "main", "()V")],
+            callees_at_site: 1,
+        };
+        let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
+        let (report, file) = cut(report, 10);
+        let text = describe(&report, &file);
+        assert!(text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code of p.A.main"), "{text}");
+        assert!(text.contains("inline: because"), "{text}");
+        assert!(text.contains(r#""p/A.main()V","#) && text.contains(r#""p/A.run()V""#), "{text}");
+    }
+}

@@ -1,0 +1,384 @@
+//! Advice: the hot edges HotSpot did not inline, ranked by their share of
+//! the profile, each with what to do and why, and the hot edges it did.
+//!
+//! An edge's share is its PCCT edge weight over the profile's total: the
+//! samples in which the call was new (Whaley's measure of how hot a call
+//! is), weighted by the metric of the profile. The action:
+//!
+//! - `inline`: C2 compiled the code that runs the caller without inlining
+//!   the call: a directive can ask it to (see [`crate::directives`]);
+//! - `wait`: the caller runs in the interpreter or in C1 code; C2 has not
+//!   compiled it yet and may inline the call when it does;
+//! - `cannot`: the callee has no bytecode (a native method), or a name no
+//!   directive can match (hidden classes, unusual characters);
+//! - `none`: inlined already;
+//! - `unknown`: no code is known for the caller's frame.
+
+use std::collections::HashMap;
+
+use pcct::Weight;
+use serde::{Deserialize, Serialize};
+
+use crate::context::{EdgeState, Inlined};
+use crate::directives::pattern;
+use crate::table::{InlineTable, MethodKey};
+
+/// HotSpot's inlining thresholds, read from the VM's flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InlineFlags {
+    /// Largest hot callee C2 inlines (bytes of bytecode; 325 by default).
+    pub freq_inline_size: Option<u32>,
+    /// Largest callee inlined whether hot or not (35 by default).
+    pub max_inline_size: Option<u32>,
+    /// Deepest inlining C2 does (15 by default since JDK 14).
+    pub max_inline_level: Option<u32>,
+    /// Most compiler directives on HotSpot's stack, its default directive
+    /// included (`CompilerDirectivesLimit`, 50 by default).
+    #[serde(default)]
+    pub directives_limit: Option<u32>,
+}
+
+impl InlineFlags {
+    /// How many callers above a frame can have it inlined into their code.
+    pub fn inline_depth(&self) -> usize {
+        self.max_inline_level.unwrap_or(15) as usize
+    }
+}
+
+/// What to do about one edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Inline,
+    Wait,
+    Cannot,
+    None,
+    Unknown,
+}
+
+/// A call site in the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallSite {
+    pub bci: i32,
+    pub line: Option<u32>,
+}
+
+/// A hot edge as the profile has it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotCall {
+    pub caller: MethodKey,
+    pub call_site: CallSite,
+    pub callee: MethodKey,
+    pub weight: Weight,
+    pub share: f64,
+    /// The methods whose compilation can inline the caller in this
+    /// context: the caller, then its callers in the context, nearest
+    /// first, at most `MaxInlineLevel` of them.
+    pub roots: Vec<MethodKey>,
+    /// Different methods the profile's hot edges call from this call site
+    /// (more than two: a megamorphic virtual call).
+    pub callees_at_site: usize,
+}
+
+/// One edge, assessed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EdgeAdvice {
+    pub caller: MethodKey,
+    pub call_site: CallSite,
+    pub callee: MethodKey,
+    /// Share of the profile's weight (samples in which the call was new).
+    pub share: f64,
+    /// Samples in which the call was new.
+    pub calls: u64,
+    pub weight: Weight,
+    /// Size of the callee's bytecode, when known.
+    pub callee_bytecodes: Option<u32>,
+    pub inlined: Inlined,
+    /// 0 interpreted, 1-3 C1, 4 C2.
+    pub caller_level: Option<u8>,
+    /// The compiled method whose code runs the caller here.
+    pub compiled_in: Option<MethodKey>,
+    /// Set when that code is on-stack-replacement code (entered at this loop bci).
+    pub osr_bci: Option<i32>,
+    pub compile_id: Option<u32>,
+    /// How long ago that method's current code last changed.
+    pub changed_ago_ns: Option<u64>,
+    pub action: Action,
+    pub why: String,
+    /// The methods whose compilation can inline the caller here (the
+    /// caller, then its callers, nearest first): a directive names them
+    /// all, so the call is inlined whichever of them C2 compiles it into.
+    pub roots: Vec<MethodKey>,
+    /// Different methods the hot edges call from this call site.
+    pub callees_at_site: usize,
+}
+
+/// Assesses `call` in the state the table gives it.
+pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: InlineFlags, now_ns: u64) -> EdgeAdvice {
+    let callee_known = table.method(&call.callee);
+    let callee_bytecodes = callee_known.and_then(|method| table.bytecodes(method));
+    let compiled_in = state.code.map(|code| table.key(code.root).clone());
+    let (action, why) = decide(&call, state, compiled_in.as_ref(), callee_known.is_some(), callee_bytecodes, flags);
+    EdgeAdvice {
+        caller: call.caller,
+        call_site: call.call_site,
+        callee: call.callee,
+        share: call.share,
+        calls: call.weight.samples,
+        weight: call.weight,
+        callee_bytecodes,
+        inlined: state.inlined,
+        caller_level: state.caller_level,
+        compiled_in,
+        osr_bci: state.code.and_then(|code| code.osr_bci),
+        compile_id: state.code.and_then(|code| code.compile_id),
+        changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
+        action,
+        why,
+        roots: call.roots,
+        callees_at_site: call.callees_at_site,
+    }
+}
+
+fn level_name(level: Option<u8>) -> String {
+    match level {
+        Some(0) => "the interpreter".to_string(),
+        Some(4) => "C2 code (level 4)".to_string(),
+        Some(level) => format!("C1 code (level {level})"),
+        None => "compiled code (level unknown)".to_string(),
+    }
+}
+
+fn decide(
+    call: &HotCall,
+    state: &EdgeState,
+    compiled_in: Option<&MethodKey>,
+    callee_known: bool,
+    callee_bytecodes: Option<u32>,
+    flags: InlineFlags,
+) -> (Action, String) {
+    let runs_in = match compiled_in {
+        Some(root) if *root == call.caller => format!("its own {}", level_name(state.caller_level)),
+        Some(root) => format!("{} of {}", level_name(state.caller_level), root.display()),
+        None => level_name(state.caller_level),
+    };
+    match state.inlined {
+        Inlined::Unknown => (Action::Unknown, "no compiled code is known for the caller's frame".to_string()),
+        Inlined::Yes if state.optimized_away => (
+            Action::None,
+            format!("inlined: no instruction of the call remains in {runs_in} (optimised away, or a branch C2 pruned)"),
+        ),
+        Inlined::Yes => (Action::None, format!("inlined: the caller runs in {runs_in}")),
+        Inlined::No if callee_known && callee_bytecodes.is_none() => {
+            (Action::Cannot, "the callee has no bytecode (a native method): HotSpot cannot inline it".to_string())
+        }
+        Inlined::No if call.callees_at_site > 2 => (
+            Action::Cannot,
+            format!(
+                "a megamorphic call: the profile sees {} different methods called from this site; C2 inlines at most two receiver types, and no directive changes that",
+                call.callees_at_site
+            ),
+        ),
+        Inlined::No if state.caller_level.is_some_and(|level| level < 4) => (
+            Action::Wait,
+            format!(
+                "a call: the caller runs in {runs_in}; C2 has not compiled it yet and may inline the call when it does"
+            ),
+        ),
+        Inlined::No => {
+            let root = compiled_in.unwrap_or(&call.caller);
+            match (pattern(root), pattern(&call.callee)) {
+                (Some(_), Some(_)) => (Action::Inline, format!("a call in {runs_in}: {}", size_reason(callee_bytecodes, flags))),
+                _ => (
+                    Action::Cannot,
+                    format!(
+                        "a call in {runs_in}, but {} or {} has a name no compiler directive can match (a hidden class or unusual characters)",
+                        root.display(),
+                        call.callee.display()
+                    ),
+                ),
+            }
+        }
+    }
+}
+
+/// Why C2 probably did not inline a callee of this size.
+fn size_reason(bytecodes: Option<u32>, flags: InlineFlags) -> String {
+    let freq = flags.freq_inline_size.unwrap_or(325);
+    let max = flags.max_inline_size.unwrap_or(35);
+    match bytecodes {
+        Some(size) if size > freq => format!(
+            "the callee has {size} bytes of bytecode, over FreqInlineSize={freq} (C2: \"hot method too big\"); a directive can force it"
+        ),
+        Some(size) if size > max => format!(
+            "the callee has {size} bytes of bytecode, over MaxInlineSize={max}: inlined only where C2 finds the call hot, which it did not here"
+        ),
+        Some(size) => format!(
+            "the callee is small ({size} bytes of bytecode): the call may be polymorphic, the callee already compiled into large code (InlineSmallCode), or the inlining depth or size budget reached"
+        ),
+        None => "the callee's size is unknown (it was never compiled)".to_string(),
+    }
+}
+
+/// Most roots one advised edge keeps (its contexts' together).
+pub const MAX_ROOTS: usize = 64;
+
+/// The advice answer: hot edges not inlined and hot edges inlined, each
+/// ranked by share, at least `min_share`, at most `limit`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    pub not_inlined: Vec<EdgeAdvice>,
+    pub inlined: Vec<EdgeAdvice>,
+    /// Hot edges whose caller's frame has no known code.
+    pub unknown: Vec<EdgeAdvice>,
+}
+
+/// What makes two contexts' edges one advice: the call (caller, bci,
+/// callee), where it is compiled (method, OSR entry) and whether inlined.
+type MergeKey = (MethodKey, i32, MethodKey, Option<MethodKey>, Option<i32>, bool);
+
+/// Merges the contexts of one call compiled in one place, then ranks.
+pub fn advise(edges: Vec<EdgeAdvice>, min_share: f64, limit: usize) -> Advice {
+    let mut merged: Vec<EdgeAdvice> = Vec::new();
+    let mut index: HashMap<MergeKey, usize> = HashMap::new();
+    for edge in edges {
+        let key = (
+            edge.caller.clone(),
+            edge.call_site.bci,
+            edge.callee.clone(),
+            edge.compiled_in.clone(),
+            edge.osr_bci,
+            edge.inlined == Inlined::Yes,
+        );
+        match index.get(&key) {
+            Some(&at) if edge.inlined != Inlined::Unknown => {
+                let into = &mut merged[at];
+                into.share += edge.share;
+                into.calls += edge.calls;
+                into.weight.add(&edge.weight);
+                for root in edge.roots {
+                    if into.roots.len() < MAX_ROOTS && !into.roots.contains(&root) {
+                        into.roots.push(root);
+                    }
+                }
+            }
+            _ => {
+                index.insert(key, merged.len());
+                merged.push(edge);
+            }
+        }
+    }
+    merged.retain(|edge| edge.share >= min_share);
+    merged.sort_by(|a, b| b.share.total_cmp(&a.share));
+    let mut advice = Advice::default();
+    for edge in merged {
+        let list = match edge.inlined {
+            Inlined::No => &mut advice.not_inlined,
+            Inlined::Yes => &mut advice.inlined,
+            Inlined::Unknown => &mut advice.unknown,
+        };
+        if list.len() < limit {
+            list.push(edge);
+        }
+    }
+    advice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::RunningCode;
+    use crate::table::tests::{facts, key, names, tree};
+    use crate::table::{JitMethod, Limits, MethodFacts};
+
+    fn table() -> InlineTable {
+        let mut table = InlineTable::new(Limits::default());
+        table.load(facts(0x1000, 1, 5), tree(1, &[2]), names(&[1, 2]), 10);
+        table
+    }
+
+    fn call(callee: &str, share: f64) -> HotCall {
+        HotCall {
+            caller: key("m1"),
+            call_site: CallSite { bci: 3, line: Some(12) },
+            callee: key(callee),
+            weight: Weight { samples: 4, cpu_ns: 40, wall_ns: 40, ..Weight::default() },
+            share,
+            roots: vec![key("m1")],
+            callees_at_site: 1,
+        }
+    }
+
+    fn state(inlined: Inlined, level: u8) -> EdgeState {
+        let code =
+            RunningCode { root: JitMethod(0), osr_bci: None, compile_id: Some(5), level: Some(level), loaded_ns: 10 };
+        EdgeState { inlined, caller_level: Some(level), code: Some(code), changed_ns: Some(10), optimized_away: false }
+    }
+
+    #[test]
+    fn a_call_in_c2_code_is_advised_to_inline_with_the_reason_its_size_gives() {
+        let table = table();
+        let flags = InlineFlags {
+            freq_inline_size: Some(325),
+            max_inline_size: Some(35),
+            max_inline_level: Some(15),
+            directives_limit: Some(50),
+        };
+        let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, flags, 30);
+        assert_eq!(edge.action, Action::Inline);
+        assert_eq!(edge.callee_bytecodes, Some(10));
+        assert!(edge.why.contains("small (10 bytes"), "{}", edge.why);
+        assert_eq!(edge.changed_ago_ns, Some(20));
+        assert_eq!(edge.compiled_in, Some(key("m1")));
+        assert!(size_reason(Some(400), flags).contains("over FreqInlineSize=325"));
+    }
+
+    #[test]
+    fn c1_and_interpreted_callers_wait_and_native_callees_cannot() {
+        let table = table();
+        let flags = InlineFlags::default();
+        assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 3), &table, flags, 30).action, Action::Wait);
+        let interpreted = EdgeState { caller_level: Some(0), code: None, ..state(Inlined::No, 0) };
+        assert_eq!(assess(call("m2", 0.4), &interpreted, &table, flags, 30).action, Action::Wait);
+        let mut native = InlineTable::new(Limits::default());
+        let no_bytecode = Some(MethodFacts { key: key("m2"), bytecodes: None });
+        native.load(facts(0x1000, 1, 5), tree(1, &[2]), vec![(1, None), (2, no_bytecode)], 10);
+        assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 4), &native, flags, 30).action, Action::Cannot);
+        assert_eq!(assess(call("m2", 0.4), &state(Inlined::Yes, 4), &table, flags, 30).action, Action::None);
+        let megamorphic = HotCall { callees_at_site: 3, ..call("m2", 0.4) };
+        let edge = assess(megamorphic, &state(Inlined::No, 4), &table, flags, 30);
+        assert_eq!(edge.action, Action::Cannot);
+        assert!(edge.why.contains("megamorphic"), "{}", edge.why);
+    }
+
+    #[test]
+    fn contexts_of_one_call_merge_and_the_ranking_filters_by_share_and_limit() {
+        let table = table();
+        let flags = InlineFlags::default();
+        let no = state(Inlined::No, 4);
+        let edges = vec![
+            assess(call("m2", 0.2), &no, &table, flags, 30),
+            assess(call("m2", 0.3), &no, &table, flags, 30),
+            assess(call("m3", 0.4), &no, &table, flags, 30),
+            assess(call("m4", 0.01), &no, &table, flags, 30),
+            assess(call("m5", 0.6), &state(Inlined::Yes, 4), &table, flags, 30),
+            assess(call("m6", 0.6), &EdgeState::UNKNOWN, &table, flags, 30),
+        ];
+        let advice = advise(edges, 0.05, 10);
+        let ranked: Vec<(&str, f64)> = advice.not_inlined.iter().map(|e| (e.callee.name.as_str(), e.share)).collect();
+        assert_eq!(ranked, vec![("m2", 0.5), ("m3", 0.4)]);
+        assert_eq!(advice.not_inlined[0].calls, 8);
+        assert_eq!(advice.inlined.len(), 1);
+        assert_eq!(advice.unknown.len(), 1);
+        assert_eq!(advise(advice.not_inlined.clone(), 0.0, 1).not_inlined.len(), 1);
+    }
+
+    #[test]
+    fn advice_round_trips_through_json() {
+        let table = table();
+        let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, InlineFlags::default(), 30);
+        let advice = advise(vec![edge], 0.0, 10);
+        let text = serde_json::to_string(&advice).unwrap();
+        assert_eq!(serde_json::from_str::<Advice>(&text).unwrap(), advice);
+    }
+}

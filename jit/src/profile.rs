@@ -1,0 +1,313 @@
+//! Hot edges of a PCCT, copied with their calling contexts, joined with
+//! the inline table: what `/api/hot-edges`, `/api/jit/*` and the dump ask.
+//!
+//! [`EdgeContexts::copy`] runs under the profile lock and copies only ids
+//! (each edge's path of methods and call sites, at most a budget of steps
+//! in all: an edge beyond it keeps the last [`TAIL_STEPS`] steps of its
+//! path); naming and the join run after the lock is released, on the
+//! method table (shared copy-on-write) and on a copy of what the join
+//! reads of the inline table (`InlineTable::extract`, made under its lock:
+//! the methods on the paths and their current code).
+
+use std::collections::{BTreeSet, HashMap};
+
+use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
+use serde::Serialize;
+
+use crate::advice::{advise, assess, Advice, CallSite, EdgeAdvice, HotCall, InlineFlags};
+use crate::context::{edge_state, EdgeState, Inlined, Step};
+use crate::live::Jit;
+use crate::table::{InlineTable, JitMethod, MethodKey};
+
+/// Steps an edge keeps when the budget is spent: more than HotSpot's
+/// inlining depth (`MaxInlineLevel`, 15), so the code that runs the caller
+/// is still found unless the path above was cut inside a chain of inlined
+/// frames.
+pub const TAIL_STEPS: usize = 64;
+
+/// One hot edge as copied: its path, outermost first, ending with the
+/// callee (each step's method and the call site in the step above).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopiedEdge {
+    pub node: NodeId,
+    pub path: Vec<(MethodId, i32)>,
+    pub weight: Weight,
+}
+
+/// The hot edges' contexts, copied from a tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EdgeContexts {
+    pub edges: Vec<CopiedEdge>,
+    pub total: Weight,
+    pub metric: pcct::Metric,
+}
+
+impl EdgeContexts {
+    /// Copies `nodes` (edges into them) with their paths, at most
+    /// `max_steps` steps in all.
+    pub fn copy(tree: &Pcct, nodes: &[NodeId], max_steps: usize) -> EdgeContexts {
+        let mut budget = max_steps;
+        let edges = nodes
+            .iter()
+            .map(|&node| {
+                let depth = tree.depth(node);
+                let keep = if depth <= budget { depth } else { depth.min(TAIL_STEPS) };
+                budget = budget.saturating_sub(keep);
+                let mut path = Vec::with_capacity(keep);
+                let mut step = node;
+                while step != NodeId::ROOT && path.len() < keep {
+                    path.push((tree.method(step), tree.call_site(step)));
+                    step = tree.parent(step).unwrap_or(NodeId::ROOT);
+                }
+                path.reverse();
+                CopiedEdge { node, path, weight: tree.edge_weight(node) }
+            })
+            .collect();
+        EdgeContexts { edges, total: tree.total(), metric: tree.config().metric }
+    }
+
+    fn share(&self, weight: &Weight) -> f64 {
+        match self.total.get(self.metric) {
+            0 => 0.0,
+            whole => weight.get(self.metric) as f64 / whole as f64,
+        }
+    }
+}
+
+/// The profile's method as the table keys it.
+pub fn key_of(methods: &MethodTable, method: MethodId) -> MethodKey {
+    let info = methods.get(method);
+    MethodKey::new(&info.class, &info.name, &info.signature)
+}
+
+/// Profile methods to table methods, each looked up once.
+struct Names<'a> {
+    methods: &'a MethodTable,
+    table: &'a InlineTable,
+    known: HashMap<MethodId, Option<JitMethod>>,
+}
+
+impl Names<'_> {
+    fn get(&mut self, method: MethodId) -> Option<JitMethod> {
+        let (methods, table) = (self.methods, self.table);
+        *self.known.entry(method).or_insert_with(|| table.method(&key_of(methods, method)))
+    }
+}
+
+/// The state of each copied edge, in order.
+pub fn edge_states(table: &InlineTable, methods: &MethodTable, contexts: &EdgeContexts) -> Vec<EdgeState> {
+    let mut names = Names { methods, table, known: HashMap::new() };
+    contexts.edges.iter().map(|edge| state(table, &mut names, edge)).collect()
+}
+
+fn state(table: &InlineTable, names: &mut Names, edge: &CopiedEdge) -> EdgeState {
+    let Some((&(callee, call_bci), above)) = edge.path.split_last() else { return EdgeState::UNKNOWN };
+    let path: Vec<Step> = above.iter().map(|&(method, bci)| Step { method: names.get(method), bci }).collect();
+    edge_state(table, &path, call_bci, names.get(callee))
+}
+
+/// Every copied edge that is a call between Java methods assessed (see
+/// [`crate::advice`]); edges from the tree's root or into or out of
+/// pseudo-frames (`[unknown_Java]`, `[gc_active]`, ...) are not calls and
+/// are left out.
+pub fn assess_edges(
+    table: &InlineTable,
+    methods: &MethodTable,
+    contexts: &EdgeContexts,
+    flags: InlineFlags,
+    now_ns: u64,
+) -> Vec<EdgeAdvice> {
+    let mut names = Names { methods, table, known: HashMap::new() };
+    let mut assessed = Vec::with_capacity(contexts.edges.len());
+    let callees = callees_by_site(methods, contexts);
+    for edge in &contexts.edges {
+        let Some((&(callee, bci), above)) = edge.path.split_last() else { continue };
+        let Some(&(caller, _)) = above.last() else { continue };
+        let java = |method| methods.get(method).kind == MethodKind::Java;
+        if bci < 0 || !java(caller) || !java(callee) {
+            continue;
+        }
+        let mut roots: Vec<MethodKey> = Vec::new();
+        for &(method, _) in above.iter().rev().filter(|&&(method, _)| java(method)).take(flags.inline_depth() + 1) {
+            let key = key_of(methods, method);
+            if !roots.contains(&key) {
+                roots.push(key);
+            }
+        }
+        let call = HotCall {
+            caller: key_of(methods, caller),
+            call_site: CallSite { bci, line: methods.get(caller).line_of(bci) },
+            callee: key_of(methods, callee),
+            weight: edge.weight,
+            share: contexts.share(&edge.weight),
+            roots,
+            callees_at_site: callees.get(&(caller, bci)).map_or(1, Vec::len),
+        };
+        let state = state(table, &mut names, edge);
+        assessed.push(assess(call, &state, table, flags, now_ns));
+    }
+    assessed
+}
+
+/// The different methods the copied edges call from each call site
+/// (caller, bci), across contexts: more than two is a megamorphic call.
+fn callees_by_site(methods: &MethodTable, contexts: &EdgeContexts) -> HashMap<(MethodId, i32), Vec<MethodId>> {
+    let mut sites: HashMap<(MethodId, i32), Vec<MethodId>> = HashMap::new();
+    for edge in &contexts.edges {
+        let [.., (caller, _), (callee, bci)] = edge.path.as_slice() else { continue };
+        if methods.get(*callee).kind != MethodKind::Java {
+            continue;
+        }
+        let callees = sites.entry((*caller, *bci)).or_default();
+        if !callees.contains(callee) {
+            callees.push(*callee);
+        }
+    }
+    sites
+}
+
+/// What `/api/hot-edges` adds to each edge.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EdgeInlining {
+    /// Whether the call is inlined in the code that runs the caller here:
+    /// `true`, `false` or `"unknown"`.
+    pub inlined: Inlined,
+    /// That code's compile level: 0 interpreted, 1-3 C1, 4 C2.
+    pub caller_level: Option<u8>,
+    /// The method whose compiled code runs the caller here (`class.name`).
+    pub compiled_in: Option<String>,
+    /// The loop bci when that code is on-stack-replacement code.
+    pub osr_bci: Option<i32>,
+    /// How long ago that method's current code last changed.
+    pub code_changed_ago_ns: Option<u64>,
+}
+
+/// The inlining of each copied edge, in order.
+pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_ns: u64) -> Vec<EdgeInlining> {
+    let table = extract(jit, methods, contexts);
+    edge_states(&table, methods, contexts)
+        .into_iter()
+        .map(|state| EdgeInlining {
+            inlined: state.inlined,
+            caller_level: state.caller_level,
+            compiled_in: state.code.map(|code| table.key(code.root).display()),
+            osr_bci: state.code.and_then(|code| code.osr_bci),
+            code_changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
+        })
+        .collect()
+}
+
+/// What the join of `contexts` reads of the inline table, copied under
+/// its lock (the keys are made before it is taken): the join runs after.
+fn extract(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts) -> InlineTable {
+    let ids: BTreeSet<MethodId> = contexts.edges.iter().flat_map(|edge| edge.path.iter().map(|&(id, _)| id)).collect();
+    let keys: Vec<MethodKey> = ids.into_iter().map(|id| key_of(methods, id)).collect();
+    jit.table.lock().extract(&keys)
+}
+
+/// The advice for the copied edges: at least `min_share`, at most `limit`
+/// of each list.
+pub fn advice(
+    jit: &Jit,
+    methods: &MethodTable,
+    contexts: &EdgeContexts,
+    min_share: f64,
+    limit: usize,
+    now_ns: u64,
+) -> Advice {
+    let flags = jit.setup().flags;
+    let edges = assess_edges(&extract(jit, methods, contexts), methods, contexts, flags, now_ns);
+    advise(edges, min_share, limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Inlined;
+    use crate::table::{CodeFacts, Limits, MethodFacts};
+    use crate::tree::TreeBuilder;
+    use pcct::{Frame, Marks, TreeConfig};
+
+    /// A profile main -> caller -> {big, small}, and a table in which
+    /// main's OSR code inlines caller and small but calls big.
+    fn setup() -> (Pcct, MethodTable, InlineTable) {
+        let mut methods = MethodTable::new();
+        let main = methods.intern("p.T", "main", "()V");
+        let caller = methods.intern("p.T", "caller", "()V");
+        let big = methods.intern("p.T", "big", "()V");
+        let small = methods.intern("p.T", "small", "()V");
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let weight = Weight { samples: 1, cpu_ns: 10, wall_ns: 10, ..Weight::default() };
+        for (leaf, bci) in [(big, 3), (small, 4), (big, 3)] {
+            let stack = [Frame::new(main, 2), Frame::new(caller, bci), Frame::new(leaf, 0)];
+            tree.record(&mut Marks::new(), &stack, weight).unwrap();
+        }
+        let mut table = InlineTable::new(Limits::default());
+        let names = ["main", "caller", "big", "small"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                (i as u64 + 1, Some(MethodFacts { key: MethodKey::new("p.T", name, "()V"), bytecodes: Some(9) }))
+            })
+            .collect();
+        let mut osr = TreeBuilder::new(1, 64);
+        osr.add_chain(&[(4, 0), (2, 4), (1, 2)]).unwrap();
+        osr.add_chain(&[(2, 3), (1, 2)]).unwrap();
+        osr.add_chain(&[(2, 9), (1, 2)]).unwrap();
+        let facts = CodeFacts { address: 1, method: 1, level: Some(4), osr_bci: Some(0), compile_id: Some(1) };
+        table.load(facts, osr, names, 0);
+        table.mark_complete();
+        (tree, methods, table)
+    }
+
+    #[test]
+    fn edges_are_joined_in_their_context() {
+        let (tree, methods, table) = setup();
+        let contexts = EdgeContexts::copy(&tree, &tree.top_edges(10), 1000);
+        let states = edge_states(&table, &methods, &contexts);
+        let by_callee: Vec<(String, Inlined)> = contexts
+            .edges
+            .iter()
+            .zip(&states)
+            .map(|(edge, state)| (methods.get(edge.path.last().unwrap().0).name.to_string(), state.inlined))
+            .collect();
+        assert!(by_callee.contains(&("big".to_string(), Inlined::No)), "{by_callee:?}");
+        assert!(by_callee.contains(&("small".to_string(), Inlined::Yes)), "{by_callee:?}");
+        assert!(by_callee.contains(&("caller".to_string(), Inlined::Yes)), "{by_callee:?}");
+        let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
+        let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
+        assert_eq!(big.compiled_in.as_ref().map(|key| key.name.as_str()), Some("main"));
+        assert_eq!(big.call_site.bci, 3);
+        let roots: Vec<&str> = big.roots.iter().map(|key| key.name.as_str()).collect();
+        assert_eq!(roots, vec!["caller", "main"]);
+        assert!(big.share > 0.0);
+    }
+
+    #[test]
+    fn a_site_calling_three_methods_is_megamorphic() {
+        let (mut tree, mut methods, table) = setup();
+        let caller = methods.intern("p.T", "caller", "()V");
+        let main = methods.intern("p.T", "main", "()V");
+        for name in ["a", "b", "c"] {
+            let callee = methods.intern("p.T", name, "()V");
+            let stack = [Frame::new(main, 2), Frame::new(caller, 9), Frame::new(callee, 0)];
+            tree.record(&mut Marks::new(), &stack, Weight { samples: 1, cpu_ns: 10, wall_ns: 10, ..Weight::default() })
+                .unwrap();
+        }
+        let contexts = EdgeContexts::copy(&tree, &tree.top_edges(20), 1000);
+        let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
+        let at_nine: Vec<&EdgeAdvice> = advice.iter().filter(|edge| edge.call_site.bci == 9).collect();
+        assert_eq!(at_nine.len(), 3);
+        assert!(at_nine.iter().all(|edge| edge.callees_at_site == 3 && edge.action == crate::Action::Cannot));
+        let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
+        assert_eq!(big.callees_at_site, 1);
+    }
+
+    #[test]
+    fn a_spent_budget_keeps_the_tail_of_each_path() {
+        let (tree, _, _) = setup();
+        let nodes = tree.top_edges(10);
+        let contexts = EdgeContexts::copy(&tree, &nodes, 0);
+        assert!(contexts.edges.iter().all(|edge| edge.path.len() == tree.depth(edge.node).min(TAIL_STEPS)));
+    }
+}

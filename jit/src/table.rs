@@ -1,0 +1,676 @@
+//! The inline table: the compiled code HotSpot holds now, each piece with
+//! its inlining tree, the methods it names, and which code is *current* for
+//! each compiled method.
+//!
+//! HotSpot keeps a method's old code after it compiled the method again
+//! (tiered compilation goes from C1 to C2; a deoptimised method is compiled
+//! anew) until it unloads it, which may be long after. The table keeps only
+//! the newest code per compiled method and entry (the normal entry, and
+//! each on-stack-replacement bci): the code that runs when the method is
+//! called. Older code is dropped when newer code arrives, and code is
+//! dropped when HotSpot unloads it (CompiledMethodUnload), so nothing of
+//! unloaded code is ever read.
+//!
+//! Memory is bounded ([`Limits`]): every map has a capacity, and past it a
+//! load is refused ([`Loaded::Full`], counted by the caller), the table is
+//! then incomplete, and the agent starts it over (an empty table refilled
+//! by JVMTI's GenerateEvents). Methods are keyed by the names the profile
+//! gives them (class in source form, name, JVM signature), which is how a
+//! hot edge finds them, and by the VM's id, which is how events name them.
+//! A VM id is kept only while code in the table names it (each code holds
+//! a reference to the ids of its tree): under class churn, a class loaded
+//! again under the same name has new ids, and the old ones leave with the
+//! old class's code, so the ids stay within what the code kept names.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::tree::{CodeTree, TreeBuilder};
+
+/// A method as the profile names it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct MethodKey {
+    /// In source form: `java.util.HashMap`, `Outer$Inner`.
+    pub class: String,
+    pub name: String,
+    /// JVM descriptor: `(I)J`.
+    pub signature: String,
+}
+
+impl MethodKey {
+    pub fn new(class: &str, name: &str, signature: &str) -> MethodKey {
+        MethodKey { class: class.to_string(), name: name.to_string(), signature: signature.to_string() }
+    }
+
+    /// `class.name`, as the profile displays it.
+    pub fn display(&self) -> String {
+        format!("{}.{}", self.class, self.name)
+    }
+
+    /// What the table calls a method the VM could not name (it never
+    /// matches a method of a profile).
+    fn unnamed() -> MethodKey {
+        MethodKey::new("", "[unnamed]", "")
+    }
+
+    fn approx_bytes(&self) -> usize {
+        self.class.len() + self.name.len() + self.signature.len() + 3 * std::mem::size_of::<String>()
+    }
+}
+
+/// The key of a method the table does not hold.
+static UNNAMED: MethodKey = MethodKey { class: String::new(), name: String::new(), signature: String::new() };
+
+/// A method known to the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JitMethod(pub u32);
+
+/// What the VM says of a method when it is first named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodFacts {
+    pub key: MethodKey,
+    /// Size of its bytecode (none for native and abstract methods).
+    pub bytecodes: Option<u32>,
+}
+
+/// What a CompiledMethodLoad event says of the code, besides its tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeFacts {
+    /// Where the code is (what CompiledMethodUnload names).
+    pub address: u64,
+    /// The VM's id of the compiled method (a jmethodID).
+    pub method: u64,
+    /// HotSpot's compile level: 1-3 C1, 4 C2; none when not readable.
+    pub level: Option<u8>,
+    /// The loop's bci for on-stack-replacement code, none for the normal entry.
+    pub osr_bci: Option<i32>,
+    /// HotSpot's compile id (grows with every compilation), when readable.
+    pub compile_id: Option<u32>,
+}
+
+/// Bounds of the table's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Methods named (compiled or inlined) before the table is full.
+    pub max_methods: usize,
+    /// Bytes of inlining trees kept, all code together.
+    pub max_tree_bytes: usize,
+    /// Nodes of one piece of code's tree (deeper chains are cut).
+    pub max_tree_nodes: usize,
+    /// VM method ids named at once (those the code kept names).
+    pub max_vm_ids: usize,
+    /// Pieces of code kept at once.
+    pub max_codes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_methods: 1 << 16,
+            max_tree_bytes: 16 << 20,
+            max_tree_nodes: 1 << 14,
+            max_vm_ids: 1 << 18,
+            max_codes: 1 << 17,
+        }
+    }
+}
+
+/// What became of a load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// The method's first code for this entry.
+    New,
+    /// It replaced older code of the same method and entry.
+    Replaced,
+    /// Newer code of the same method and entry was there: ignored.
+    Older,
+    /// The same code again (GenerateEvents repeats what events reported).
+    Duplicate,
+    /// The table is full: refused, and the table is incomplete.
+    Full,
+}
+
+/// One piece of code: what it compiled and what it inlined.
+#[derive(Clone, Debug)]
+pub struct Code {
+    pub facts: CodeFacts,
+    pub root: JitMethod,
+    /// When it was loaded (the caller's clock, nanoseconds).
+    pub loaded_ns: u64,
+    /// Arrival order, to order code without a compile id.
+    sequence: u64,
+    pub tree: CodeTree,
+    /// The VM ids its tree names (each holds a reference in the table).
+    vm_ids: Vec<u64>,
+}
+
+impl Code {
+    /// Whether `self` is newer than `other` (same method and entry).
+    fn newer_than(&self, other: &Code) -> bool {
+        match (self.facts.compile_id, other.facts.compile_id) {
+            (Some(mine), Some(theirs)) => mine > theirs,
+            _ => self.sequence > other.sequence,
+        }
+    }
+}
+
+/// The current code of one compiled method, by entry.
+#[derive(Clone, Debug, Default)]
+struct Current {
+    normal: Option<u64>,
+    osr: Vec<(i32, u64)>,
+    /// When its current code last changed (loaded, replaced, unloaded).
+    changed_ns: u64,
+}
+
+impl Current {
+    fn slot(&mut self, osr_bci: Option<i32>) -> Option<u64> {
+        match osr_bci {
+            None => self.normal,
+            Some(bci) => self.osr.iter().find(|(at, _)| *at == bci).map(|&(_, address)| address),
+        }
+    }
+
+    fn set(&mut self, osr_bci: Option<i32>, address: Option<u64>) {
+        match osr_bci {
+            None => self.normal = address,
+            Some(bci) => {
+                self.osr.retain(|(at, _)| *at != bci);
+                self.osr.extend(address.map(|address| (bci, address)));
+            }
+        }
+    }
+
+    fn addresses(&self) -> impl Iterator<Item = u64> + '_ {
+        self.normal.into_iter().chain(self.osr.iter().map(|&(_, address)| address))
+    }
+}
+
+/// The table's size, for /api/status and the metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableStats {
+    /// Pieces of current code kept.
+    pub codes: usize,
+    /// Methods named.
+    pub methods: usize,
+    /// VM method ids named (those of the code kept).
+    pub vm_ids: usize,
+    /// Inlined calls kept.
+    pub inlined_calls: usize,
+    /// About how much memory it holds.
+    pub bytes: usize,
+    /// Whether it holds all the code HotSpot holds (nothing refused since
+    /// it was last filled).
+    pub complete: bool,
+    /// Times it was started over.
+    pub restarts: u64,
+}
+
+/// See the module documentation.
+#[derive(Debug, Default)]
+pub struct InlineTable {
+    limits: Limits,
+    /// By [`JitMethod`], numbered as they are named (a map, so that an
+    /// [`InlineTable::extract`] keeps the numbers of the few it copies).
+    methods: HashMap<JitMethod, MethodFacts>,
+    by_key: HashMap<MethodKey, JitMethod>,
+    /// Each VM id's method and how many pieces of code name it.
+    by_vm_id: HashMap<u64, (JitMethod, u32)>,
+    codes: HashMap<u64, Code>,
+    current: HashMap<JitMethod, Current>,
+    calls: usize,
+    /// VM ids the code kept names, all code together (with repeats).
+    code_ids: usize,
+    tree_bytes: usize,
+    name_bytes: usize,
+    sequence: u64,
+    complete: bool,
+    restarts: u64,
+}
+
+impl InlineTable {
+    pub fn new(limits: Limits) -> InlineTable {
+        InlineTable { limits, ..InlineTable::default() }
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Whether some of `ids` are neither named in the table nor in `names`
+    /// (a name went with code unloaded since [`InlineTable::unnamed`] was
+    /// asked: ask again, or the load names it as no profile does).
+    pub fn lacks_names(&self, ids: &BTreeSet<u64>, names: &[(u64, Option<MethodFacts>)]) -> bool {
+        ids.iter().any(|id| !self.by_vm_id.contains_key(id) && !names.iter().any(|(named, _)| named == id))
+    }
+
+    /// Those of `ids` the table cannot name yet.
+    pub fn unnamed(&self, ids: &BTreeSet<u64>) -> Vec<u64> {
+        ids.iter().copied().filter(|id| !self.by_vm_id.contains_key(id)).collect()
+    }
+
+    /// Names the VM's method `id` (a method it could not name gets a name
+    /// no profile has), with no reference yet. `None` when the table is full.
+    fn name(&mut self, id: u64, facts: Option<MethodFacts>) -> Option<JitMethod> {
+        if let Some(&(known, _)) = self.by_vm_id.get(&id) {
+            return Some(known);
+        }
+        if self.by_vm_id.len() >= self.limits.max_vm_ids {
+            return None;
+        }
+        let facts = facts.unwrap_or(MethodFacts { key: MethodKey::unnamed(), bytecodes: None });
+        let method = match self.by_key.get(&facts.key) {
+            Some(&known) => known,
+            None => {
+                if self.methods.len() >= self.limits.max_methods {
+                    return None;
+                }
+                let method = JitMethod(self.methods.len() as u32);
+                self.name_bytes += facts.key.approx_bytes();
+                self.by_key.insert(facts.key.clone(), method);
+                self.methods.insert(method, facts);
+                method
+            }
+        };
+        self.by_vm_id.insert(id, (method, 0));
+        Some(method)
+    }
+
+    /// Forgets those of `ids` no code names.
+    fn release(&mut self, ids: &[u64]) {
+        for id in ids {
+            if self.by_vm_id.get(id).is_some_and(|&(_, references)| references == 0) {
+                self.by_vm_id.remove(id);
+            }
+        }
+    }
+
+    /// Adds (`+1`) or drops (`-1`) a reference of code to each of `ids`,
+    /// forgetting the ids no code names any more.
+    fn reference(&mut self, ids: &[u64], change: i32) {
+        for id in ids {
+            if let Some((_, references)) = self.by_vm_id.get_mut(id) {
+                *references = references.saturating_add_signed(change);
+            }
+        }
+        if change < 0 {
+            self.release(ids);
+        }
+    }
+
+    /// Records the code one CompiledMethodLoad reported: `tree` over the
+    /// VM's method ids, `names` for those [`InlineTable::unnamed`] listed
+    /// (`None`: the VM could not name it). `now_ns` is the caller's clock.
+    pub fn load(
+        &mut self,
+        facts: CodeFacts,
+        tree: TreeBuilder,
+        names: Vec<(u64, Option<MethodFacts>)>,
+        now_ns: u64,
+    ) -> Loaded {
+        let vm_ids: Vec<u64> = tree.methods().into_iter().collect();
+        let outcome = self.load_named(facts, tree, names, &vm_ids, now_ns);
+        if !matches!(outcome, Loaded::New | Loaded::Replaced) {
+            // Names given for code not kept are not kept either.
+            self.release(&vm_ids);
+        }
+        outcome
+    }
+
+    fn load_named(
+        &mut self,
+        facts: CodeFacts,
+        tree: TreeBuilder,
+        names: Vec<(u64, Option<MethodFacts>)>,
+        vm_ids: &[u64],
+        now_ns: u64,
+    ) -> Loaded {
+        let named = names.into_iter().chain(vm_ids.iter().map(|&id| (id, None)));
+        for (id, method) in named {
+            if self.name(id, method).is_none() {
+                self.complete = false;
+                return Loaded::Full;
+            }
+        }
+        let by_vm_id = &self.by_vm_id;
+        let tree = tree.finish(|id| by_vm_id[&id].0 .0);
+        let room = self.tree_bytes + tree.bytes() <= self.limits.max_tree_bytes;
+        let replaces = self.codes.contains_key(&facts.address);
+        if !room || (self.codes.len() >= self.limits.max_codes && !replaces) {
+            self.complete = false;
+            return Loaded::Full;
+        }
+        self.sequence += 1;
+        let code = Code {
+            facts,
+            root: JitMethod(tree.root()),
+            loaded_ns: now_ns,
+            sequence: self.sequence,
+            tree,
+            vm_ids: vm_ids.to_vec(),
+        };
+        self.install(code, now_ns)
+    }
+
+    fn install(&mut self, code: Code, now_ns: u64) -> Loaded {
+        let (root, osr_bci, address) = (code.root, code.facts.osr_bci, code.facts.address);
+        let held = self.current.get_mut(&root).and_then(|current| current.slot(osr_bci));
+        let outcome = match held.and_then(|held| self.codes.get(&held)) {
+            Some(old) if old.facts == code.facts => return Loaded::Duplicate,
+            Some(old) if !code.newer_than(old) => return Loaded::Older,
+            Some(_) => Loaded::Replaced,
+            None => Loaded::New,
+        };
+        if let Some(held) = held {
+            self.remove(held);
+        }
+        // Whatever else sat at this address is gone from the VM.
+        self.remove(address);
+        self.calls += code.tree.inlined_calls();
+        self.tree_bytes += code.tree.bytes();
+        self.code_ids += code.vm_ids.len();
+        self.reference(&code.vm_ids, 1);
+        self.codes.insert(address, code);
+        let current = self.current.entry(root).or_default();
+        current.set(osr_bci, Some(address));
+        current.changed_ns = now_ns;
+        outcome
+    }
+
+    /// Forgets the code at `address` (and its place as current code).
+    fn remove(&mut self, address: u64) -> Option<Code> {
+        let code = self.codes.remove(&address)?;
+        self.calls -= code.tree.inlined_calls();
+        self.tree_bytes -= code.tree.bytes();
+        self.code_ids -= code.vm_ids.len();
+        self.reference(&code.vm_ids, -1);
+        if let Some(current) = self.current.get_mut(&code.root) {
+            if current.slot(code.facts.osr_bci) == Some(address) {
+                current.set(code.facts.osr_bci, None);
+            }
+        }
+        Some(code)
+    }
+
+    /// CompiledMethodUnload: the code of VM method `method` at `address` is
+    /// gone. Returns whether the table held it (it may have been replaced
+    /// by newer code already).
+    pub fn unload(&mut self, address: u64, method: u64, now_ns: u64) -> bool {
+        if self.codes.get(&address).is_none_or(|code| code.facts.method != method) {
+            return false;
+        }
+        let code = self.remove(address).expect("present");
+        if let Some(current) = self.current.get_mut(&code.root) {
+            current.changed_ns = now_ns;
+        }
+        true
+    }
+
+    /// Forgets everything (to be filled again); incomplete until
+    /// [`InlineTable::mark_complete`].
+    pub fn restart(&mut self) {
+        let restarts = self.restarts + 1;
+        *self = InlineTable { limits: self.limits, restarts, ..InlineTable::default() };
+    }
+
+    /// The table now holds all the VM's code (events enabled, and the code
+    /// compiled before them generated).
+    pub fn mark_complete(&mut self) {
+        self.complete = true;
+    }
+
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether the table needs to start over (a load was refused).
+    pub fn is_full(&self) -> bool {
+        self.methods.len() >= self.limits.max_methods
+            || self.tree_bytes >= self.limits.max_tree_bytes
+            || self.by_vm_id.len() >= self.limits.max_vm_ids
+            || self.codes.len() >= self.limits.max_codes
+    }
+
+    /// A copy of what a join over methods named `keys` reads: those
+    /// methods, their current code, and whether the table is complete
+    /// (copied under the table's lock, so that the join runs after it).
+    pub fn extract<'k>(&self, keys: impl IntoIterator<Item = &'k MethodKey>) -> InlineTable {
+        let mut part = InlineTable { limits: self.limits, complete: self.complete, ..InlineTable::default() };
+        for key in keys {
+            let Some(&method) = self.by_key.get(key) else { continue };
+            let Some(facts) = self.methods.get(&method) else { continue };
+            if part.methods.insert(method, facts.clone()).is_some() {
+                continue;
+            }
+            part.by_key.insert(key.clone(), method);
+            let Some(current) = self.current.get(&method) else { continue };
+            for address in current.addresses() {
+                part.codes.extend(self.codes.get(&address).map(|code| (address, code.clone())));
+            }
+            part.current.insert(method, current.clone());
+        }
+        part
+    }
+
+    /// The method the profile calls `key`, if the table knows it.
+    pub fn method(&self, key: &MethodKey) -> Option<JitMethod> {
+        self.by_key.get(key).copied()
+    }
+
+    pub fn key(&self, method: JitMethod) -> &MethodKey {
+        self.methods.get(&method).map_or(&UNNAMED, |facts| &facts.key)
+    }
+
+    pub fn bytecodes(&self, method: JitMethod) -> Option<u32> {
+        self.methods.get(&method).and_then(|facts| facts.bytecodes)
+    }
+
+    /// The current code of `method` (normal entry, then OSR entries).
+    pub fn current(&self, method: JitMethod) -> impl Iterator<Item = &Code> + '_ {
+        self.current.get(&method).into_iter().flat_map(|current| current.addresses()).filter_map(|a| self.codes.get(&a))
+    }
+
+    /// When `method`'s current code last changed, if it ever had code.
+    pub fn changed_ns(&self, method: JitMethod) -> Option<u64> {
+        self.current.get(&method).map(|current| current.changed_ns)
+    }
+
+    pub fn stats(&self) -> TableStats {
+        let codes = self.codes.len();
+        let maps = (self.by_key.len() + self.by_vm_id.len()) * 48 + self.current.len() * 64;
+        TableStats {
+            codes,
+            methods: self.methods.len(),
+            vm_ids: self.by_vm_id.len(),
+            inlined_calls: self.calls,
+            bytes: self.name_bytes + maps + self.code_ids * 8 + self.tree_bytes + codes * std::mem::size_of::<Code>(),
+            complete: self.complete,
+            restarts: self.restarts,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn key(name: &str) -> MethodKey {
+        MethodKey::new("T", name, "()V")
+    }
+
+    /// Names for VM ids 1.. as T.m1, T.m2, ...
+    pub fn names(ids: &[u64]) -> Vec<(u64, Option<MethodFacts>)> {
+        ids.iter().map(|&id| (id, Some(MethodFacts { key: key(&format!("m{id}")), bytecodes: Some(10) }))).collect()
+    }
+
+    pub fn facts(address: u64, method: u64, compile_id: u32) -> CodeFacts {
+        CodeFacts { address, method, level: Some(4), osr_bci: None, compile_id: Some(compile_id) }
+    }
+
+    /// Code of `root` inlining each of `callees` at bci = callee id.
+    pub fn tree(root: u64, callees: &[u64]) -> TreeBuilder {
+        let mut builder = TreeBuilder::new(root, 1024);
+        builder.add_chain(&[(root, 0)]).unwrap();
+        for &callee in callees {
+            builder.add_chain(&[(callee, 0), (root, callee as i32)]).unwrap();
+        }
+        builder
+    }
+
+    fn load(table: &mut InlineTable, facts: CodeFacts, callees: &[u64]) -> Loaded {
+        let builder = tree(facts.method, callees);
+        let unnamed = table.unnamed(&builder.methods());
+        table.load(facts, builder, names(&unnamed), 7)
+    }
+
+    #[test]
+    fn newer_code_of_a_method_replaces_older_and_older_code_is_ignored() {
+        let mut table = InlineTable::new(Limits::default());
+        assert_eq!(load(&mut table, facts(0x1000, 1, 10), &[2]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x1000, 1, 10), &[2]), Loaded::Duplicate);
+        assert_eq!(load(&mut table, facts(0x2000, 1, 12), &[2, 3]), Loaded::Replaced);
+        assert_eq!(load(&mut table, facts(0x3000, 1, 11), &[]), Loaded::Older);
+        let m1 = table.method(&key("m1")).unwrap();
+        let current: Vec<u64> = table.current(m1).map(|code| code.facts.address).collect();
+        assert_eq!(current, vec![0x2000]);
+        assert_eq!(table.stats().inlined_calls, 2);
+        assert_eq!(table.stats().codes, 1);
+    }
+
+    #[test]
+    fn osr_code_is_current_beside_the_normal_entry() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 10), &[2]);
+        let osr = CodeFacts { osr_bci: Some(7), ..facts(0x2000, 1, 11) };
+        assert_eq!(load(&mut table, osr, &[]), Loaded::New);
+        let m1 = table.method(&key("m1")).unwrap();
+        assert_eq!(table.current(m1).count(), 2);
+    }
+
+    #[test]
+    fn unloaded_code_is_forgotten_but_only_if_it_is_the_code_named() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 10), &[2]);
+        assert!(!table.unload(0x1000, 99, 8), "another method's code at that address");
+        assert!(table.unload(0x1000, 1, 9));
+        assert!(!table.unload(0x1000, 1, 9));
+        let m1 = table.method(&key("m1")).unwrap();
+        assert_eq!(table.current(m1).count(), 0);
+        assert_eq!(table.changed_ns(m1), Some(9));
+        assert_eq!(table.stats().inlined_calls, 0);
+    }
+
+    #[test]
+    fn a_full_table_refuses_and_says_it_is_incomplete_until_started_over() {
+        let limits = Limits { max_methods: 3, ..Limits::default() };
+        let mut table = InlineTable::new(limits);
+        table.mark_complete();
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[2]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[4]), Loaded::Full);
+        assert!(!table.complete());
+        assert!(table.is_full());
+        table.restart();
+        assert_eq!(table.stats(), TableStats { restarts: 1, ..TableStats::default() });
+        assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[4]), Loaded::New);
+    }
+
+    /// Class churn: the same class loaded again and again under one name,
+    /// each time with new VM ids, its code compiled and then unloaded.
+    #[test]
+    fn vm_ids_leave_with_the_code_that_named_them_under_class_churn() {
+        let limits = Limits { max_vm_ids: 8, ..Limits::default() };
+        let mut table = InlineTable::new(limits);
+        let same = |name: &str| Some(MethodFacts { key: key(name), bytecodes: Some(10) });
+        for generation in 0..1000u64 {
+            // Ids 2g+1 (the caller) and 2g+2 (its inlined callee): new
+            // every generation, the same two names.
+            let (caller, callee) = (2 * generation + 1, 2 * generation + 2);
+            let address = 0x1000 + generation;
+            let builder = tree(caller, &[callee]);
+            assert_eq!(table.unnamed(&builder.methods()), vec![caller, callee]);
+            let names = vec![(caller, same("churn")), (callee, same("helper"))];
+            let loaded = table.load(facts(address, caller, generation as u32), builder, names, generation);
+            assert!(matches!(loaded, Loaded::New | Loaded::Replaced), "generation {generation}: {loaded:?}");
+            assert!(table.unload(address, caller, generation));
+            let stats = table.stats();
+            assert_eq!((stats.vm_ids, stats.codes, stats.methods), (0, 0, 2), "generation {generation}");
+        }
+        assert!(!table.is_full());
+    }
+
+    #[test]
+    fn past_its_vm_ids_bound_a_load_is_refused_and_names_of_code_not_kept_are_not_kept() {
+        let limits = Limits { max_vm_ids: 4, ..Limits::default() };
+        let mut table = InlineTable::new(limits);
+        table.mark_complete();
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[2, 3]), Loaded::New);
+        assert_eq!(table.stats().vm_ids, 3);
+        // Two more ids do not fit: refused, and the one named first is let go.
+        assert_eq!(load(&mut table, facts(0x2000, 4, 2), &[5]), Loaded::Full);
+        assert_eq!(table.stats().vm_ids, 3);
+        assert!(!table.complete());
+        // Code already known is a duplicate: the names given for it go.
+        let builder = tree(1, &[2, 3]);
+        assert_eq!(table.load(facts(0x1000, 1, 1), builder, vec![], 0), Loaded::Duplicate);
+        assert_eq!(table.stats().vm_ids, 3);
+        // Unloading frees its ids: the refused code now fits.
+        assert!(table.unload(0x1000, 1, 1));
+        assert_eq!(table.stats().vm_ids, 0);
+        assert_eq!(load(&mut table, facts(0x2000, 4, 2), &[5]), Loaded::New);
+    }
+
+    #[test]
+    fn past_its_codes_bound_a_load_is_refused() {
+        let mut table = InlineTable::new(Limits { max_codes: 2, ..Limits::default() });
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x2000, 2, 2), &[]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x3000, 3, 3), &[]), Loaded::Full);
+        assert!(table.is_full());
+        // Newer code of a method kept replaces its old code: it fits.
+        assert_eq!(load(&mut table, facts(0x1000, 1, 4), &[]), Loaded::Replaced);
+    }
+
+    #[test]
+    fn a_method_whose_name_went_with_unloaded_code_is_asked_for_again() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 1), &[2]);
+        // The agent asked for names of 3 and [1, 2] known...
+        let builder = tree(3, &[2]);
+        assert_eq!(table.unnamed(&builder.methods()), vec![3]);
+        // ...then the code naming 2 was unloaded before the load.
+        assert!(table.unload(0x1000, 1, 2));
+        assert!(table.lacks_names(&builder.methods(), &names(&[3])));
+        assert!(!table.lacks_names(&builder.methods(), &names(&[2, 3])));
+        assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[2]), Loaded::New);
+    }
+
+    #[test]
+    fn an_extract_holds_the_methods_named_and_their_current_code_only() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 1), &[2]);
+        load(&mut table, facts(0x2000, 3, 2), &[]);
+        table.mark_complete();
+        let part = table.extract([&key("m1"), &key("m2"), &key("m9")]);
+        let m1 = part.method(&key("m1")).expect("m1");
+        assert_eq!(m1, table.method(&key("m1")).unwrap(), "the same numbers");
+        let code = part.current(m1).next().expect("m1's code");
+        assert_eq!(code.tree.inlined_methods().collect::<Vec<_>>(), vec![table.method(&key("m2")).unwrap().0]);
+        assert_eq!(part.key(code.root), &key("m1"));
+        assert_eq!(part.method(&key("m3")), None);
+        assert!(part.complete());
+        assert_eq!(part.stats().codes, 1);
+    }
+
+    #[test]
+    fn the_same_names_under_two_vm_ids_are_one_method() {
+        let mut table = InlineTable::new(Limits::default());
+        // Two classes of one name in two class loaders: the profile cannot
+        // tell them apart either, so the newest code of either is current.
+        let same = || Some(MethodFacts { key: key("same"), bytecodes: None });
+        table.load(facts(0x1000, 1, 1), tree(1, &[]), vec![(1, same())], 0);
+        assert_eq!(table.load(facts(0x2000, 2, 2), tree(2, &[]), vec![(2, same())], 0), Loaded::Replaced);
+        assert_eq!(table.stats().methods, 1);
+        assert_eq!(table.current(table.method(&key("same")).unwrap()).count(), 1);
+    }
+}
