@@ -494,23 +494,21 @@ impl<'r> Sampler<'r> {
             return;
         };
         state.outstanding = false;
-        let result = drained.handler.result;
-        let mut sample = Collected {
+        let deferred = drained.handler.result == RESULT_DEFERRED;
+        state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
+        let (cpu_delta, wall_delta) = state.take_time(deferred);
+        self.pending.push(Collected {
             slot: index,
             generation: drained.generation,
             tid: state.tid,
-            result,
+            result: drained.handler.result,
             checksum: drained.handler.checksum,
             walker: Walker::from_u8(drained.handler.walker),
             broken: drained.handler.broken,
-            cpu_delta: 0,
-            wall_delta: 0,
+            cpu_delta,
+            wall_delta,
             frames,
-        };
-        let deferred = result == RESULT_DEFERRED;
-        state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
-        (sample.cpu_delta, sample.wall_delta) = state.take_time(deferred);
-        self.pending.push(sample);
+        });
     }
 
     /// Counts which walker walked a sample, and why pcct's stopped early.

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use pcct_sampler::counters::HistogramSnapshot;
+use pcct_sampler::handler::Walker;
 use pcct_sampler::Shared;
 use prometheus::core::{Collector, Desc};
 use prometheus::proto::{Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType};
@@ -181,10 +182,13 @@ impl SamplerCollector {
         for (reason, value) in &counters.agct_failures {
             put("pcct_samples_failed_total", counter(*value as f64, vec![label("reason", reason)]));
         }
-        for (walker, value) in
-            [("pcct", counters.walks_vm), ("agct", counters.walks_agct), ("partial", counters.walks_partial)]
-        {
-            put("pcct_walks_total", counter(value as f64, vec![label("walker", walker)]));
+        for (walker, value) in [
+            (Walker::Vm, counters.walks_vm),
+            (Walker::Agct, counters.walks_agct),
+            (Walker::VmPartial, counters.walks_partial),
+        ] {
+            let Some(name) = walker.label() else { continue };
+            put("pcct_walks_total", counter(value as f64, vec![label("walker", name)]));
         }
         for (reason, value) in &counters.walker_broken {
             put("pcct_walker_breaks_total", counter(*value as f64, vec![label("reason", reason)]));

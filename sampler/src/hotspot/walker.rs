@@ -447,6 +447,13 @@ impl<M: Memory> Walker<'_, M> {
         Some(Position { pc, sp, fp, top: false })
     }
 
+    /// Whether `fp` can be the frame pointer of a frame at or just above
+    /// `sp`: aligned, on the thread's stack, at most an interpreted frame's
+    /// largest size above `sp`.
+    fn frame_pointer_near(&self, fp: usize, sp: usize) -> bool {
+        fp.is_multiple_of(8) && self.stack.contains(fp) && fp >= sp && fp - sp < MAX_INTERPRETER_FRAME
+    }
+
     fn in_interpreter(&self, pc: usize) -> bool {
         let runtime = &self.layout.runtime;
         pc >= runtime.interpreter_low && pc < runtime.interpreter_high
@@ -497,10 +504,7 @@ impl<M: Memory> Walker<'_, M> {
             return Err(Broken::Deoptimizing);
         }
         let fp = position.fp;
-        let plausible = fp.is_multiple_of(8)
-            && self.stack.contains(fp)
-            && fp >= position.sp
-            && fp - position.sp < MAX_INTERPRETER_FRAME;
+        let plausible = self.frame_pointer_near(fp, position.sp);
         if plausible {
             if let Some(method_id) = self.interpreted_frame(fp) {
                 let sender_sp = self.slot(fp, INTERPRETER_SENDER_SP).ok_or(Broken::Interpreted)?;
@@ -797,11 +801,7 @@ impl<M: Memory> Walker<'_, M> {
             return self.caller_at_entry(position);
         }
         let fp = position.fp;
-        if fp.is_multiple_of(8)
-            && self.stack.contains(fp)
-            && fp >= position.sp
-            && fp - position.sp < MAX_INTERPRETER_FRAME
-        {
+        if self.frame_pointer_near(fp, position.sp) {
             if let Some(caller) = self.interpreted_caller(fp, position.sp) {
                 return Some(caller);
             }
@@ -824,8 +824,7 @@ impl<M: Memory> Walker<'_, M> {
     /// a frame does not lead here: its `fp[-3]` is no `Method*` whose
     /// jmethodID points back to it.
     fn interpreted_caller(&self, fp: usize, sp: usize) -> Option<Position> {
-        let plausible = fp.is_multiple_of(8) && self.stack.contains(fp) && fp >= sp && fp - sp < MAX_INTERPRETER_FRAME;
-        if !plausible || self.interpreted_method(fp).is_none() {
+        if !self.frame_pointer_near(fp, sp) || self.interpreted_method(fp).is_none() {
             return None;
         }
         let raw = self.slot(fp, INTERPRETER_LAST_SP)?;
