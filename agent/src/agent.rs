@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use pcct_sampler::counters::Counters;
+use pcct_sampler::events::Throttle;
 use pcct_sampler::slots::{current_tid, Registry, ThreadOrigin};
 use pcct_sampler::Shared;
 
@@ -46,6 +47,8 @@ pub struct Agent {
     arrival: Arrival,
     /// The events reported (what the options asked, less what this JVM cannot).
     reported: Reported,
+    /// Thins sampled allocations to `alloc_rate=` (on the allocating threads).
+    throttle: Throttle,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
     /// Global references to the sampler's and the JIT thread's
@@ -147,6 +150,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         jvmti,
         arrival,
         reported,
+        throttle: Throttle::new(reported.alloc_rate),
         shared,
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
@@ -179,7 +183,8 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
 /// they are off: an event source switched off costs nothing), and says
 /// which this JVM cannot give. Returns what will be reported.
 fn event_capabilities(options: &Options, potential: &jvmtiCapabilities, wanted: &mut jvmtiCapabilities) -> Reported {
-    let mut reported = Reported { alloc_interval: options.alloc_interval, locks: options.locks };
+    let mut reported =
+        Reported { alloc_interval: options.alloc_interval, alloc_rate: options.alloc_rate, locks: options.locks };
     if reported.alloc_interval.is_some() {
         if potential.can_generate_sampled_object_alloc_events() != 0 {
             wanted.set_can_generate_sampled_object_alloc_events(1);
@@ -358,7 +363,12 @@ impl Agent {
 
     /// Where the event callbacks hand their events.
     fn sink(&self) -> crate::events::Sink<'_> {
-        crate::events::Sink { shared: &self.shared, jvmti: self.jvmti, depth: self.options.depth }
+        crate::events::Sink {
+            shared: &self.shared,
+            throttle: &self.throttle,
+            jvmti: self.jvmti,
+            depth: self.options.depth,
+        }
     }
 
     /// SampledObjectAlloc, on the allocating thread.

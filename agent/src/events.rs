@@ -21,7 +21,8 @@
 #![forbid(unsafe_code)]
 
 use pcct_sampler::counters::Counters;
-use pcct_sampler::events::{allocation_weight, uniform_from, Event, EventKind};
+use pcct_sampler::events::{allocation_weight, uniform_from, Event, EventKind, Throttle};
+use pcct_sampler::slots::{current_thread_cpu_ns, current_tid};
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Shared;
 
@@ -38,6 +39,9 @@ const UNKNOWN_CLASS: &str = "[unknown_class]";
 pub struct Reported {
     /// Mean bytes between sampled allocations, if allocations are sampled.
     pub alloc_interval: Option<u64>,
+    /// Sampled allocations recorded a second at most, on average (`None`:
+    /// all of them).
+    pub alloc_rate: Option<u64>,
     /// Whether contended monitor enters are recorded.
     pub locks: bool,
 }
@@ -49,9 +53,12 @@ impl Reported {
 
     /// What /api/status says.
     pub fn describe(self) -> String {
-        let alloc = match self.alloc_interval {
-            Some(bytes) => format!("allocations sampled every {bytes} bytes on average"),
-            None => "allocations not sampled".to_string(),
+        let alloc = match (self.alloc_interval, self.alloc_rate) {
+            (Some(bytes), Some(rate)) => format!(
+                "allocations sampled every {bytes} bytes on average, about {rate} a second recorded at most (the rest thinned, the kept ones weighed for them)"
+            ),
+            (Some(bytes), None) => format!("allocations sampled every {bytes} bytes on average, all recorded"),
+            (None, _) => "allocations not sampled".to_string(),
         };
         let locks = if self.locks { "contended monitor enters recorded" } else { "monitors not recorded" };
         format!("{alloc}; {locks}")
@@ -61,6 +68,8 @@ impl Reported {
 /// Where a callback hands its event, and what it needs to build it.
 pub struct Sink<'a> {
     pub shared: &'a Shared,
+    /// Thins sampled allocations to `alloc_rate=`.
+    pub throttle: &'a Throttle,
     pub jvmti: Jvmti,
     /// Most frames kept per event (`depth=`).
     pub depth: usize,
@@ -81,7 +90,13 @@ impl Sink<'_> {
             return;
         }
         let size = size.max(1) as u64;
-        let weight = allocation_weight(size, interval, uniform_from(now_ns() ^ size.rotate_left(32)));
+        let now = now_ns();
+        let seed = now ^ size.rotate_left(32);
+        let Some(kept) = self.throttle.admit(now, uniform_from(seed)) else {
+            Counters::add(&self.shared.counters.allocations_thinned, 1);
+            return;
+        };
+        let weight = allocation_weight(size, interval, kept, uniform_from(seed.rotate_left(17) ^ 0x5DEE_CE66));
         self.push(EventKind::Allocation, class, weight);
     }
 
@@ -111,7 +126,16 @@ impl Sink<'_> {
         jni.delete_local_ref(class);
     }
 
+    /// Queues the event; its CPU time on this thread is measured
+    /// (`callback_time`), so the agent's cost includes the callbacks'.
     fn push(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
+        let started = current_thread_cpu_ns();
+        self.build_and_queue(kind, class, weight);
+        let spent = current_thread_cpu_ns().saturating_sub(started);
+        self.shared.counters.callback_time.observe(spent);
+    }
+
+    fn build_and_queue(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         // A full queue would drop the event anyway: not worth a stack walk
         // (a starved sampler must not make every allocation slower).
@@ -130,7 +154,7 @@ impl Sink<'_> {
         };
         // A full queue drops the event and counts it; the sampler adds
         // those drops to its counters at its next tick.
-        let tid = pcct_sampler::slots::current_tid();
+        let tid = current_tid();
         let _ = queue.push(Event { kind, tid, frames, truncated, class, weight });
     }
 
@@ -149,12 +173,14 @@ mod tests {
 
     #[test]
     fn the_status_line_says_what_is_reported() {
-        let both = Reported { alloc_interval: Some(524_288), locks: true };
+        let both = Reported { alloc_interval: Some(524_288), alloc_rate: None, locks: true };
         assert!(both.any());
         assert_eq!(
             both.describe(),
-            "allocations sampled every 524288 bytes on average; contended monitor enters recorded"
+            "allocations sampled every 524288 bytes on average, all recorded; contended monitor enters recorded"
         );
+        let throttled = Reported { alloc_rate: Some(150), ..both };
+        assert!(throttled.describe().contains("about 150 a second recorded at most"), "{}", throttled.describe());
         assert!(!Reported::default().any());
         assert_eq!(Reported::default().describe(), "allocations not sampled; monitors not recorded");
     }

@@ -101,6 +101,9 @@ pub struct Options {
     pub nonsafepoints: bool,
     /// `alloc`: mean bytes between sampled allocations, 1k..=1g, or `off` (default 512k).
     pub alloc_interval: Option<u64>,
+    /// `alloc_rate`: sampled allocations recorded a second at most, on
+    /// average (the rest thinned, unbiased); `None` (`off`): all of them.
+    pub alloc_rate: Option<u64>,
     /// `locks`: record contended monitor enters (`on`/`off`, default on).
     pub locks: bool,
 }
@@ -165,6 +168,7 @@ impl Default for Options {
             walker: StackWalker::Pcct,
             nonsafepoints: true,
             alloc_interval: Some(512 << 10),
+            alloc_rate: Some(150),
             locks: true,
         }
     }
@@ -589,6 +593,19 @@ pub const OPTIONS: &[OptionSpec] = &[
         show: |o| ("alloc_interval_bytes", o.alloc_interval.into()),
     },
     OptionSpec {
+        key: "alloc_rate",
+        default: "150",
+        allowed: "off or a number of samples a second from 1 to 100000",
+        meaning: "record about so many sampled allocations a second at most (JFR's default throttle is also 150): above \
+                  it each sample is kept at random and the kept ones weigh for the rest, so shares and totals stay \
+                  unbiased; `off`: every sample `alloc=` gives",
+        apply: |o, v| {
+            let rate = if v == "off" { Some(None) } else { parse_ranged(v, 1, 100_000).map(Some) };
+            set(&mut o.alloc_rate, rate)
+        },
+        show: |o| ("alloc_rate_per_s", o.alloc_rate.into()),
+    },
+    OptionSpec {
         key: "locks",
         default: "on",
         allowed: "on or off",
@@ -931,7 +948,12 @@ mod tests {
         assert_eq!((off.alloc_interval, off.locks), (None, false));
         assert_eq!(off.sampler_config().event_capacity, 0, "no queue when no event is reported");
         assert_eq!(Options::parse("alloc=16k").unwrap().alloc_interval, Some(16 << 10));
-        for bad in ["alloc=100", "alloc=2g", "alloc=fast", "locks=maybe"] {
+        assert_eq!(defaults.alloc_rate, Some(150));
+        assert_eq!(Options::parse("alloc_rate=off").unwrap().alloc_rate, None);
+        assert_eq!(Options::parse("alloc_rate=2000").unwrap().alloc_rate, Some(2000));
+        for bad in
+            ["alloc=100", "alloc=2g", "alloc=fast", "locks=maybe", "alloc_rate=0", "alloc_rate=1k", "alloc_rate=200001"]
+        {
             assert!(Options::parse(bad).is_err(), "{bad}");
         }
     }

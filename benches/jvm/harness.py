@@ -807,10 +807,10 @@ def summarise_config(runs, base_by_round, spec):
             ratio(profile_cpu_s(r), r["java_threads_cpu_s"] + r.get("unpolled_tail_cpu_s", 0)) for r in runs)
         entry["counters"] = counters_medians(runs)
         # The agent's own cost, measured directly: the sampler thread's CPU
-        # clock plus the handlers' CPU, per CPU-second of the Java threads.
+        # clock plus the handlers' and the event callbacks' CPU, per
+        # CPU-second of the Java threads.
         entry["agent_cpu_share"] = median_or_none(
-            ratio((r["sampler"].get("sampler_cpu_ns", 0) + r["sampler"].get("handler_time", {}).get("sum_ns", 0)) / 1e9,
-                  r["java_threads_cpu_s"]) for r in runs)
+            ratio(agent_cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"]) for r in runs)
         entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs
                                if conservation_violation(r)]
     else:
@@ -818,6 +818,12 @@ def summarise_config(runs, base_by_round, spec):
         entry["jfr_samples"] = median_or_none(r["jfr"]["samples"] for r in runs)
         entry["jfr_truncated_share"] = median_or_none(ratio(r["jfr"]["truncated"], r["jfr"]["samples"]) for r in runs)
     return entry
+
+
+def agent_cpu_ns(sampler):
+    """The agent's CPU in a run: sampler thread, signal handlers, event callbacks (absent before they were timed)."""
+    return (sampler.get("sampler_cpu_ns", 0) + sampler.get("handler_time", {}).get("sum_ns", 0)
+            + sampler.get("callback_time", {}).get("sum_ns", 0))
 
 
 def peer_config(configs, spec):
@@ -1003,9 +1009,10 @@ def allocation_table(meta, runs):
     """The cost of allocation sampling (each profiler over itself without it, same rounds) and pcct's
     agreement with async-profiler's alloc event per allocating method."""
     lines = [
-        "| workload | configuration | over | CPU ratio (min–max) | allocations recorded / s "
+        "| workload | configuration | over | CPU ratio (min–max) | agent CPU (sampler + handlers + callbacks): "
+        "this / over | allocations recorded / s | thinned / s "
         "| agreement per allocating method with ap-alloc, same rounds (min–max) |",
-        "|---|---|---|---:|---:|---:|",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for workload in meta["workloads"]:
         ok = [r for r in runs if r["ok"] and r["workload"] == workload]
@@ -1015,13 +1022,21 @@ def allocation_table(meta, runs):
                 continue
             mine = [r for r in ok if r["config"] == config]
             rate = median_or_none(ratio(r.get("sampler", {}).get("allocations_recorded"), r["wall_s"]) for r in mine)
+            thinned = median_or_none(ratio(r.get("sampler", {}).get("allocations_thinned"), r["wall_s"]) for r in mine)
+            agent = "—"
+            if "pcct" in meta["configs"][config] and "pcct" in meta["configs"][reference]:
+                shares = [median_or_none(ratio(agent_cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"])
+                                         for r in ok if r["config"] == name and r.get("sampler"))
+                          for name in (config, reference)]
+                agent = " / ".join("—" if share is None else f"{100 * share:.2f} %" for share in shares)
             agreement = None
             if "pcct" in meta["configs"][config] and peer_by_round:
                 agreement = [shares_correlation(r["alloc_shares"], peer_by_round[r["round"]]["alloc_shares"])
                              for r in mine if r["round"] in peer_by_round and "alloc_shares" in r
                              and "alloc_shares" in peer_by_round[r["round"]]]
             lines.append(f"| {workload} | {config} | {reference} | {fmt_ratios(paired_ratios(runs, workload, config, reference))} "
-                         f"| {fmt(rate, 0)} | {fmt_precision(agreement) if agreement is not None else '—'} |")
+                         f"| {agent} | {fmt(rate, 0)} | {fmt(thinned, 0)} "
+                         f"| {fmt_precision(agreement) if agreement is not None else '—'} |")
     return lines
 
 

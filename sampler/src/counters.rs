@@ -107,6 +107,10 @@ macro_rules! counters {
             /// CPU time the signal handler took on its thread (measured in the
             /// handler with the thread's CPU clock, observed by the sampler).
             pub handler_time: Histogram,
+            /// CPU time an event callback (a sampled allocation or a
+            /// contended enter that is recorded) took on its Java thread:
+            /// its stack, its class's name, the queue.
+            pub callback_time: Histogram,
             /// Time one drain (copy, resolve, update the tree) took.
             pub drain_time: Histogram,
             /// Time one whole tick took, drain and signals included.
@@ -122,6 +126,7 @@ macro_rules! counters {
             /// (reason label, samples) for each reason pcct's walker stopped early.
             pub walker_broken: Vec<(String, u64)>,
             pub handler_time: HistogramSnapshot,
+            pub callback_time: HistogramSnapshot,
             pub drain_time: HistogramSnapshot,
             pub tick_time: HistogramSnapshot,
             /// Bytes the agent's own heap holds, and the most it held
@@ -137,6 +142,7 @@ macro_rules! counters {
                     agct_failures: Default::default(),
                     walker_broken: Default::default(),
                     handler_time: Histogram::new(DURATION_BOUNDS_NS),
+                    callback_time: Histogram::new(DURATION_BOUNDS_NS),
                     drain_time: Histogram::new(DURATION_BOUNDS_NS),
                     tick_time: Histogram::new(DURATION_BOUNDS_NS),
                 }
@@ -160,6 +166,7 @@ macro_rules! counters {
                         .map(|(reason, count)| (reason.label().to_string(), count.load(Ordering::Relaxed)))
                         .collect(),
                     handler_time: self.handler_time.snapshot(),
+                    callback_time: self.callback_time.snapshot(),
                     drain_time: self.drain_time.snapshot(),
                     tick_time: self.tick_time.snapshot(),
                     agent_heap_bytes: crate::heap::usage().live_bytes,
@@ -289,6 +296,9 @@ counters! {
     /// Sampled allocations not recorded: the queue to the sampler was full,
     /// or the arena was.
     allocations_dropped,
+    /// Sampled allocations the rate limit (`alloc_rate=`) left out at
+    /// random; the kept ones weigh for them (`events::Throttle`).
+    allocations_thinned,
     /// Bytes and objects the recorded allocations stand for (estimated,
     /// see `events::allocation_weight`).
     alloc_bytes_recorded,

@@ -35,6 +35,11 @@
 //! since its previous sample, which is right in total but charges those
 //! bytes to whatever stack the next sample lands on, wrong per context
 //! when a thread alternates between a large and a small allocator.
+//!
+//! Above `alloc_rate=` samples a second, the [`Throttle`] keeps each
+//! reported sample with a probability `q` and the kept ones weigh `1/q`
+//! times more: the probability above becomes `q * p`, and the estimate
+//! stays unbiased while the cost per second stays bounded.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -115,20 +120,94 @@ impl EventQueue {
     }
 }
 
+/// Keeps the rate of recorded allocation samples near a target
+/// (`alloc_rate=`, samples a second) whatever the program allocates, the
+/// way JFR throttles its `ObjectAllocationSample` (150 a second by
+/// default), but without bias: each sample HotSpot reports is kept at
+/// random with a probability `q` known when it is drawn, and a kept
+/// sample weighs `1/q` times what it would (the Horvitz-Thompson
+/// estimator again, [`allocation_weight`]'s `kept`), so every context's
+/// expected weight stays what it allocated. A thinned sample costs the
+/// allocating thread a few atomic operations: no stack walk, no event.
+///
+/// `q` is the target per window (a tenth of a second) over the samples
+/// reported in the previous window or so far in this one, whichever is
+/// larger: a steady rate is thinned to the target from the second window
+/// on, and a burst is thinned as it grows (it keeps about
+/// `target * (1 + ln(burst / target))` in its first window). Lock-free;
+/// two threads that roll the window at once only blur one window's count.
+pub struct Throttle {
+    /// Samples to keep per window; 0: keep every sample.
+    per_window: u64,
+    window_start: AtomicU64,
+    seen: AtomicU64,
+    seen_before: AtomicU64,
+}
+
+/// The throttle's window.
+const THROTTLE_WINDOW_NS: u64 = 100_000_000;
+
+impl Throttle {
+    /// A throttle to about `per_second` kept samples a second; `None`
+    /// keeps every sample.
+    pub fn new(per_second: Option<u64>) -> Throttle {
+        let per_window = per_second.map_or(0, |rate| (rate * THROTTLE_WINDOW_NS).div_ceil(1_000_000_000).max(1));
+        Throttle {
+            per_window,
+            window_start: AtomicU64::new(0),
+            seen: AtomicU64::new(0),
+            seen_before: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the sample reported at `now` (monotonic ns) is kept, and
+    /// if so with which probability it was: `uniform` is a draw in 0..1.
+    pub fn admit(&self, now: u64, uniform: f64) -> Option<f64> {
+        if self.per_window == 0 {
+            return Some(1.0);
+        }
+        self.roll(now);
+        let seen = self.seen.fetch_add(1, Ordering::Relaxed) + 1;
+        let expected = seen.max(self.seen_before.load(Ordering::Relaxed));
+        let keep = (self.per_window as f64 / expected as f64).min(1.0);
+        (uniform < keep).then_some(keep)
+    }
+
+    /// Starts a new window once `now` is past the current one.
+    fn roll(&self, now: u64) {
+        let start = self.window_start.load(Ordering::Relaxed);
+        let elapsed = now.saturating_sub(start);
+        if elapsed < THROTTLE_WINDOW_NS {
+            return;
+        }
+        if self.window_start.compare_exchange(start, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            let seen = self.seen.swap(0, Ordering::Relaxed);
+            // A window after a quiet one says nothing of the rate.
+            let before = if elapsed < 2 * THROTTLE_WINDOW_NS { seen } else { 0 };
+            self.seen_before.store(before, Ordering::Relaxed);
+        }
+    }
+}
+
 /// The weight of an allocation sample of an object of `size` bytes at a
-/// mean sampling interval of `interval` bytes: `size/p` bytes and `1/p`
-/// objects with `p = 1 - exp(-size/interval)` (see the module docs).
+/// mean sampling interval of `interval` bytes, kept by the [`Throttle`]
+/// with probability `kept`: `size/p` bytes and `1/p` objects with
+/// `p = kept * (1 - exp(-size/interval))`, the probability that the
+/// allocation became a recorded sample (see the module docs).
 ///
 /// Weights are whole numbers: `1/p` objects is rounded up or down at
 /// random, up with the probability of its fraction, so rounding adds no
 /// bias (rounding 4.52 objects to 5 every time would overcount objects of
 /// a quarter of the interval by 10 %). `uniform` is that draw, in 0..1.
-pub fn allocation_weight(size: u64, interval: u64, uniform: f64) -> Weight {
+pub fn allocation_weight(size: u64, interval: u64, kept: f64, uniform: f64) -> Weight {
     let size = size.max(1);
-    if interval == 0 {
-        return Weight::allocation(size, 1); // every allocation is reported
-    }
-    let probability = -(-(size as f64) / interval as f64).exp_m1();
+    let kept = if kept > 0.0 && kept <= 1.0 { kept } else { 1.0 };
+    let reported = if interval == 0 {
+        1.0 // every allocation is reported
+    } else {
+        -(-(size as f64) / interval as f64).exp_m1()
+    };
+    let probability = reported * kept;
     let objects = 1.0 / probability;
     let whole = objects.floor();
     let objects = if objects - whole > uniform { whole + 1.0 } else { whole };
@@ -153,18 +232,18 @@ mod tests {
     #[test]
     fn small_objects_stand_for_the_interval_and_large_ones_for_themselves() {
         let interval = 512 * 1024;
-        let small = allocation_weight(16, interval, 0.5);
+        let small = allocation_weight(16, interval, 1.0, 0.5);
         assert!((small.alloc_bytes as f64 - interval as f64).abs() < 16.0, "{small:?}");
         assert!((small.alloc_objects as f64 - interval as f64 / 16.0).abs() <= 1.0, "{small:?}");
-        let large = allocation_weight(100 * interval, interval, 0.5);
+        let large = allocation_weight(100 * interval, interval, 1.0, 0.5);
         assert_eq!(large, Weight::allocation(100 * interval, 1));
-        let even = allocation_weight(interval, interval, 0.5);
+        let even = allocation_weight(interval, interval, 1.0, 0.5);
         let expected = interval as f64 / (1.0 - (-1.0f64).exp());
         assert!((even.alloc_bytes as f64 - expected).abs() < 1.0, "{even:?}");
-        assert_eq!(allocation_weight(24, 0, 0.5), Weight::allocation(24, 1));
+        assert_eq!(allocation_weight(24, 0, 1.0, 0.5), Weight::allocation(24, 1));
         // 1/p = 4.52 objects: 4 or 5, 5 about half the time.
-        assert_eq!(allocation_weight(256, 1024, 0.9).alloc_objects, 4);
-        assert_eq!(allocation_weight(256, 1024, 0.1).alloc_objects, 5);
+        assert_eq!(allocation_weight(256, 1024, 1.0, 0.9).alloc_objects, 4);
+        assert_eq!(allocation_weight(256, 1024, 1.0, 0.1).alloc_objects, 5);
         let draws: Vec<f64> = (0..10_000u64).map(|seed| uniform_from(seed * 7919)).collect();
         assert!(draws.iter().all(|u| (0.0..1.0).contains(u)));
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
@@ -196,7 +275,7 @@ mod tests {
                 }
                 until_sample -= size as f64;
                 if until_sample <= 0.0 {
-                    estimated[index].add(&allocation_weight(size, interval, uniform()));
+                    estimated[index].add(&allocation_weight(size, interval, 1.0, uniform()));
                     while until_sample <= 0.0 {
                         until_sample += -(interval as f64) * (1.0 - uniform()).ln();
                     }
@@ -210,6 +289,113 @@ mod tests {
             assert!(
                 bytes_error < 0.05 && objects_error < 0.05,
                 "size {size}: {:?} for {count} objects",
+                estimated[index]
+            );
+        }
+    }
+
+    /// A deterministic draw in 0..1 (xorshift), for the tests.
+    fn draws(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// Feeds `rate(second)` samples a second, evenly spaced, for `seconds`
+    /// seconds: (samples seen, samples kept, sum of the kept ones' 1/q).
+    fn feed(throttle: &Throttle, seconds: u64, rate: impl Fn(u64) -> u64) -> (u64, u64, f64) {
+        let mut uniform = draws(0x2545_F491_4F6C_DD1D);
+        let (mut seen, mut kept, mut estimate) = (0, 0, 0.0);
+        for second in 0..seconds {
+            let per_second = rate(second);
+            for index in 0..per_second {
+                let now = 1_000_000_000 + second * 1_000_000_000 + index * 1_000_000_000 / per_second;
+                seen += 1;
+                if let Some(keep) = throttle.admit(now, uniform()) {
+                    kept += 1;
+                    estimate += 1.0 / keep;
+                }
+            }
+        }
+        (seen, kept, estimate)
+    }
+
+    #[test]
+    fn without_a_rate_every_sample_is_kept_whole() {
+        let throttle = Throttle::new(None);
+        assert_eq!(feed(&throttle, 2, |_| 50_000), (100_000, 100_000, 100_000.0));
+    }
+
+    #[test]
+    fn a_steady_rate_is_thinned_to_the_target_and_the_kept_weigh_for_all() {
+        let throttle = Throttle::new(Some(150));
+        let (seen, kept, estimate) = feed(&throttle, 20, |_| 10_000);
+        assert!((2_800..=3_300).contains(&kept), "{kept} kept of {seen}");
+        assert!((estimate / seen as f64 - 1.0).abs() < 0.05, "{estimate} for {seen}");
+        // Below the target nothing is thinned.
+        let throttle = Throttle::new(Some(150));
+        assert_eq!(feed(&throttle, 5, |_| 100), (500, 500, 500.0));
+    }
+
+    #[test]
+    fn a_changing_rate_stays_unbiased_and_a_burst_is_bounded() {
+        let throttle = Throttle::new(Some(150));
+        let (seen, kept, estimate) = feed(&throttle, 20, |second| if second % 4 == 0 { 40_000 } else { 500 });
+        assert!((estimate / seen as f64 - 1.0).abs() < 0.05, "{estimate} for {seen}, {kept} kept");
+        assert!(kept < 20 * 150 * 2, "{kept} kept");
+        // 50,000 samples in one instant: the first window keeps about
+        // 15 * (1 + ln(50000 / 15)), about 137.
+        let throttle = Throttle::new(Some(150));
+        let mut uniform = draws(7);
+        let burst = (0..50_000).filter(|_| throttle.admit(5_000_000_000, uniform()).is_some()).count();
+        assert!((60..=250).contains(&burst), "{burst} kept of a burst");
+    }
+
+    /// HotSpot's sampling and the throttle together: the bytes and
+    /// objects of every size come back within a few percent (a fixed seed).
+    #[test]
+    fn the_thinned_estimate_is_unbiased_for_every_size() {
+        let interval = 1024u64;
+        // Each size allocates the same bytes, 8 KiB a round.
+        let sizes = [(16u64, 512), (1024, 8), (8192, 1)];
+        let mut uniform = draws(0x9E37_79B9_7F4A_7C15);
+        let throttle = Throttle::new(Some(2_000));
+        let mut until_sample = -(interval as f64) * (1.0 - uniform()).ln();
+        let mut estimated = [Weight::ZERO; 3];
+        let mut allocated = [0u64; 3];
+        let mut now = 1_000_000_000u64;
+        // 1 GiB at 200 MiB/s: about a million samples reported in 5 s,
+        // about 10,000 kept.
+        for _ in 0..(1u64 << 30) / (3 * 8192) {
+            for (index, &(size, count)) in sizes.iter().enumerate() {
+                for _ in 0..count {
+                    now += 5 * size;
+                    allocated[index] += size;
+                    until_sample -= size as f64;
+                    if until_sample > 0.0 {
+                        continue;
+                    }
+                    while until_sample <= 0.0 {
+                        until_sample += -(interval as f64) * (1.0 - uniform()).ln();
+                    }
+                    if let Some(keep) = throttle.admit(now, uniform()) {
+                        estimated[index].add(&allocation_weight(size, interval, keep, uniform()));
+                    }
+                }
+            }
+        }
+        for (index, &(size, _)) in sizes.iter().enumerate() {
+            let bytes = allocated[index] as f64;
+            let bytes_error = (estimated[index].alloc_bytes as f64 - bytes).abs() / bytes;
+            let objects_error =
+                (estimated[index].alloc_objects as f64 - bytes / size as f64).abs() / (bytes / size as f64);
+            assert!(
+                bytes_error < 0.05 && objects_error < 0.05,
+                "size {size}: {:?} for {bytes} bytes",
                 estimated[index]
             );
         }

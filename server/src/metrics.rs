@@ -42,6 +42,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_method_table_resets_total", "Times the method table outgrew its limit and started over.", MetricType::COUNTER, &[]),
     ("pcct_methods_named", "Java methods with names in the method table.", MetricType::GAUGE, &[]),
     ("pcct_handler_duration_seconds", "Time spent in the signal handler per sample.", MetricType::HISTOGRAM, &[]),
+    ("pcct_callback_duration_seconds", "CPU time an event callback (a recorded allocation sample or contended enter) took on its Java thread.", MetricType::HISTOGRAM, &[]),
     ("pcct_drain_duration_seconds", "Time one drain took (copy, name resolution, tree update).", MetricType::HISTOGRAM, &[]),
     ("pcct_tick_duration_seconds", "Time one sampler tick took (drain and signals).", MetricType::HISTOGRAM, &[]),
     ("pcct_pcct_nodes", "Nodes in the calling context tree.", MetricType::GAUGE, &[]),
@@ -62,7 +63,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_jit_classes_retransformed_total", "Classes retransformed on recompile requests: done, or failed (not loaded, refused).", MetricType::COUNTER, &["result"]),
     ("pcct_hot_method_self_seconds", "CPU (or wall) seconds of the top-K methods' self time since the last purge.", MetricType::GAUGE, &["rank", "method"]),
     ("pcct_hot_method_self_ratio", "Share (0..1) of the profile in the top-K methods' self time.", MetricType::GAUGE, &["rank", "method"]),
-    ("pcct_allocations_total", "Sampled allocations: recorded in the profile, or dropped (queue to the sampler or arena full).", MetricType::COUNTER, &["result"]),
+    ("pcct_allocations_total", "Sampled allocations: recorded in the profile, dropped (queue to the sampler or arena full), or thinned by alloc_rate (the recorded ones weigh for them).", MetricType::COUNTER, &["result"]),
     ("pcct_alloc_bytes_total", "Bytes allocated, estimated from the recorded allocation samples (rate(): the allocation rate).", MetricType::COUNTER, &[]),
     ("pcct_alloc_objects_total", "Objects allocated, estimated from the recorded allocation samples.", MetricType::COUNTER, &[]),
     ("pcct_monitor_waits_total", "Contended monitor enters: recorded in the profile, or dropped (queue or arena full).", MetricType::COUNTER, &["result"]),
@@ -217,8 +218,11 @@ impl SamplerCollector {
             put("pcct_methods_total", counter(value as f64, vec![label("result", result)]));
         }
         put("pcct_method_table_resets_total", c(counters.method_table_resets));
-        for (result, value) in [("recorded", counters.allocations_recorded), ("dropped", counters.allocations_dropped)]
-        {
+        for (result, value) in [
+            ("recorded", counters.allocations_recorded),
+            ("dropped", counters.allocations_dropped),
+            ("thinned", counters.allocations_thinned),
+        ] {
             put("pcct_allocations_total", counter(value as f64, vec![label("result", result)]));
         }
         put("pcct_alloc_bytes_total", c(counters.alloc_bytes_recorded));
@@ -230,6 +234,7 @@ impl SamplerCollector {
         }
         put("pcct_lock_wait_seconds_total", counter(counters.lock_wait_ns_recorded as f64 / 1e9, Vec::new()));
         put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
+        put("pcct_callback_duration_seconds", histogram(&counters.callback_time));
         put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));
         put("pcct_agent_heap_bytes", g(counters.agent_heap_bytes as f64));

@@ -13,7 +13,10 @@
 //!
 //! 1 GiB at a 32 KiB mean interval: about 32,000 samples, so a share's
 //! standard error is at most 0.3 points (3 points is ten of them); the
-//! program stops after its bytes, not after a time.
+//! program stops after its bytes, not after a time. Run twice: every
+//! sample recorded (`alloc_rate=off`), and thinned by the rate limit to
+//! about one in seven, the kept samples weighed for the rest (2 GiB, so
+//! that about 10,000 are kept: 0.5 points of standard error).
 
 use std::time::Duration;
 
@@ -49,85 +52,112 @@ fn site<'p>(profile: &'p Profile, class: &str, path: &[&str]) -> Option<&'p Json
 
 per_jdk! {
     fn allocated_bytes_by_site_and_type(jdk) {
-        let fixture = Fixture::new("alloc-truth");
-        let profile_path = fixture.path("p.json");
-        let finished = Jvm::new(jdk, &fixture, CLASS)
-            .arg(MEGABYTES.to_string())
-            .agent(format!("interval=10ms,alloc=32k,file={},{QUIET_HTTP}", profile_path.display()))
-            .run(Duration::from_secs(240));
-        finished.assert_success();
-        let rounds = finished.stdout_value("rounds") as f64;
-        let profile = Profile::read(&profile_path);
-        let counters = profile_json(&profile_path);
-        let (recorded, dropped) =
-            (sampler_counter(&counters, "allocations_recorded"), sampler_counter(&counters, "allocations_dropped"));
-        let kept = recorded as f64 / (recorded + dropped) as f64;
+        check_split(jdk, MEGABYTES, "off");
+    }
+}
 
-        let found: Vec<Option<&JsonNode>> = SITES.iter().map(|(class, path, _, _)| site(&profile, class, path)).collect();
-        let sites: Vec<String> = profile
-            .nodes()
-            .iter()
-            .filter(|node| node.self_weight.alloc_bytes > 0)
-            .map(|node| format!("  {} {:?}\n", profile.path(node).join(";"), node.self_weight))
-            .collect();
-        let context = format!(
-            "JDK {}: {recorded} allocations recorded, {dropped} dropped; allocation sites:\n{}",
+per_jdk! {
+    /// The same split through the rate limit: about 32,000 samples a
+    /// second reported, 5,000 kept (q about 0.15), the kept ones weighed
+    /// by 1/q. 2 GiB: about 10,000 kept.
+    fn thinned_allocations_keep_the_split_and_the_totals(jdk) {
+        check_split(jdk, 2 * MEGABYTES, "5000");
+    }
+}
+
+/// Runs AllocTruth over `megabytes` with `alloc_rate=rate` and checks
+/// every site's share and estimate.
+fn check_split(jdk: &pcct_tests::Jdk, megabytes: u64, rate: &str) {
+    let fixture = Fixture::new("alloc-truth");
+    let profile_path = fixture.path("p.json");
+    let finished = Jvm::new(jdk, &fixture, CLASS)
+        .arg(megabytes.to_string())
+        .agent(format!("interval=10ms,alloc=32k,alloc_rate={rate},file={},{QUIET_HTTP}", profile_path.display()))
+        .run(Duration::from_secs(240));
+    finished.assert_success();
+    let rounds = finished.stdout_value("rounds") as f64;
+    let profile = Profile::read(&profile_path);
+    let counters = profile_json(&profile_path);
+    let (recorded, dropped, thinned) = (
+        sampler_counter(&counters, "allocations_recorded"),
+        sampler_counter(&counters, "allocations_dropped"),
+        sampler_counter(&counters, "allocations_thinned"),
+    );
+    // Drops are not weighed for (thinned samples are).
+    let kept = recorded as f64 / (recorded + dropped) as f64;
+    // The share of reported samples recorded: a site's expected
+    // number of recorded samples is its bytes / interval times this.
+    let recorded_share = recorded as f64 / (recorded + dropped + thinned) as f64;
+    if rate == "off" {
+        assert_eq!(thinned, 0, "alloc_rate=off thins nothing");
+    } else {
+        assert!(thinned > recorded, "the rate limit did not thin: {recorded} recorded, {thinned} thinned");
+    }
+
+    let found: Vec<Option<&JsonNode>> = SITES.iter().map(|(class, path, _, _)| site(&profile, class, path)).collect();
+    let sites: Vec<String> = profile
+        .nodes()
+        .iter()
+        .filter(|node| node.self_weight.alloc_bytes > 0)
+        .map(|node| format!("  {} {:?}\n", profile.path(node).join(";"), node.self_weight))
+        .collect();
+    let context = format!(
+            "JDK {}, alloc_rate={rate}: {recorded} allocations recorded, {dropped} dropped, {thinned} thinned; allocation sites:\n{}",
             jdk.major,
             sites.concat()
         );
-        let bytes: Vec<f64> = found
-            .iter()
-            .map(|node| node.unwrap_or_else(|| panic!("a site is missing\n{context}")).self_weight.alloc_bytes as f64)
-            .collect();
-        let total: f64 = bytes.iter().sum();
-        let shares: Vec<String> = bytes.iter().map(|bytes| format!("{:.2}", bytes * 100.0 / total)).collect();
-        eprintln!(
-            "JDK {}: shares of the bytes (60, 30, 5, 5 expected): {}; {recorded} allocations recorded, {dropped} dropped",
+    let bytes: Vec<f64> = found
+        .iter()
+        .map(|node| node.unwrap_or_else(|| panic!("a site is missing\n{context}")).self_weight.alloc_bytes as f64)
+        .collect();
+    let total: f64 = bytes.iter().sum();
+    let shares: Vec<String> = bytes.iter().map(|bytes| format!("{:.2}", bytes * 100.0 / total)).collect();
+    eprintln!(
+            "JDK {}, alloc_rate={rate}: shares of the bytes (60, 30, 5, 5 expected): {}; {recorded} allocations recorded, {dropped} dropped, {thinned} thinned",
             jdk.major,
             shares.join(", ")
         );
-        for ((class, path, share, size), (found, bytes)) in SITES.iter().zip(found.iter().zip(&bytes)) {
-            let measured = bytes * 100.0 / total;
-            let name = format!("{class} in {}", path.join(";"));
-            assert!(
-                (measured - share).abs() <= TOLERANCE_POINTS,
-                "{name}: {measured:.2} % of the bytes, expected {share} % (±{TOLERANCE_POINTS})\n{context}"
-            );
-            // The estimates themselves: bytes and objects, within six
-            // standard errors of the site's expected number of samples.
-            let true_bytes = rounds * ROUND_BYTES * share / 100.0 * kept;
-            let true_objects = true_bytes / size;
-            let tolerance = TOLERANCE_ERRORS / (true_bytes / INTERVAL).sqrt();
-            let objects = found.expect("found").self_weight.alloc_objects as f64;
-            assert!(
-                (bytes / true_bytes - 1.0).abs() <= tolerance,
-                "{name}: estimated {bytes} bytes, allocated {true_bytes} (±{tolerance:.3})\n{context}"
-            );
-            assert!(
-                (objects / true_objects - 1.0).abs() <= tolerance,
-                "{name}: estimated {objects} objects, allocated {true_objects} (±{tolerance:.3})\n{context}"
-            );
-        }
-        // Per type: byte[] 60, Small 30, long[] 10 (its two contexts together).
-        let long_share = (bytes[2] + bytes[3]) * 100.0 / total;
-        assert!((long_share - 10.0).abs() <= TOLERANCE_POINTS, "long[]: {long_share:.2} %\n{context}");
-        // Only classes hold allocations of their own (the code allocates
-        // through them), and no allocation is a sample.
-        for node in profile.nodes().iter().filter(|node| node.self_weight.alloc_bytes > 0) {
-            assert_eq!(profile.method_of(node).kind, MethodKind::Type, "{}", profile.describe(&[node]));
-            assert_eq!(node.self_weight.samples, 0, "{}", profile.describe(&[node]));
-        }
-        assert!(profile.json.total.alloc_bytes as f64 >= total, "the total holds every site");
-
-        // The same sites through `pcct report`, HPROF's table.
-        let tool = pcct_tests::agent_path().with_file_name("pcct");
-        let report = std::process::Command::new(&tool)
-            .args(["report", profile_path.to_str().unwrap(), "--format", "sites", "--resource", "alloc_bytes"])
-            .output()
-            .unwrap_or_else(|e| panic!("{} does not run ({e}): cargo build -p pcct-cli", tool.display()));
-        let table = String::from_utf8_lossy(&report.stdout);
-        let first = table.lines().nth(2).unwrap_or_default();
-        assert!(report.status.success() && first.contains("byte[]"), "{table}");
-        assert!(first.ends_with("AllocTruth.main;AllocTruth.bigArrays"), "{table}");
+    for ((class, path, share, size), (found, bytes)) in SITES.iter().zip(found.iter().zip(&bytes)) {
+        let measured = bytes * 100.0 / total;
+        let name = format!("{class} in {}", path.join(";"));
+        assert!(
+            (measured - share).abs() <= TOLERANCE_POINTS,
+            "{name}: {measured:.2} % of the bytes, expected {share} % (±{TOLERANCE_POINTS})\n{context}"
+        );
+        // The estimates themselves: bytes and objects, within six
+        // standard errors of the site's expected number of samples.
+        let true_bytes = rounds * ROUND_BYTES * share / 100.0 * kept;
+        let true_objects = true_bytes / size;
+        let tolerance = TOLERANCE_ERRORS / (true_bytes / INTERVAL * recorded_share).sqrt();
+        let objects = found.expect("found").self_weight.alloc_objects as f64;
+        assert!(
+            (bytes / true_bytes - 1.0).abs() <= tolerance,
+            "{name}: estimated {bytes} bytes, allocated {true_bytes} (±{tolerance:.3})\n{context}"
+        );
+        assert!(
+            (objects / true_objects - 1.0).abs() <= tolerance,
+            "{name}: estimated {objects} objects, allocated {true_objects} (±{tolerance:.3})\n{context}"
+        );
     }
+    // Per type: byte[] 60, Small 30, long[] 10 (its two contexts together).
+    let long_share = (bytes[2] + bytes[3]) * 100.0 / total;
+    assert!((long_share - 10.0).abs() <= TOLERANCE_POINTS, "long[]: {long_share:.2} %\n{context}");
+    // Only classes hold allocations of their own (the code allocates
+    // through them), and no allocation is a sample.
+    for node in profile.nodes().iter().filter(|node| node.self_weight.alloc_bytes > 0) {
+        assert_eq!(profile.method_of(node).kind, MethodKind::Type, "{}", profile.describe(&[node]));
+        assert_eq!(node.self_weight.samples, 0, "{}", profile.describe(&[node]));
+    }
+    assert!(profile.json.total.alloc_bytes as f64 >= total, "the total holds every site");
+
+    // The same sites through `pcct report`, HPROF's table.
+    let tool = pcct_tests::agent_path().with_file_name("pcct");
+    let report = std::process::Command::new(&tool)
+        .args(["report", profile_path.to_str().unwrap(), "--format", "sites", "--resource", "alloc_bytes"])
+        .output()
+        .unwrap_or_else(|e| panic!("{} does not run ({e}): cargo build -p pcct-cli", tool.display()));
+    let table = String::from_utf8_lossy(&report.stdout);
+    let first = table.lines().nth(2).unwrap_or_default();
+    assert!(report.status.success() && first.contains("byte[]"), "{table}");
+    assert!(first.ends_with("AllocTruth.main;AllocTruth.bigArrays"), "{table}");
 }

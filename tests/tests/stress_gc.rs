@@ -21,7 +21,7 @@ fn allocation_storm(jdk: &Jdk, collector: &str) {
         .arg("3")
         .flag("-Xmx64m")
         .flag(format!("-XX:+Use{collector}"))
-        .agent(format!("interval=1ms,alloc=32k,file={},{QUIET_HTTP}", profile_path.display()))
+        .agent(format!("interval=1ms,alloc=32k,alloc_rate=off,file={},{QUIET_HTTP}", profile_path.display()))
         .run(deadline_for(seconds));
     assert_exit_code(&finished, 0);
     let collections = finished.stdout_value("collections");

@@ -25,7 +25,7 @@ per_jdk! {
             .arg(wanted.to_string())
             .arg("16")
             .arg(arg_seconds(seconds * 4.0))
-            .agent(format!("interval=1ms,alloc=8k,file={},{QUIET_HTTP}", profile_path.display()))
+            .agent(format!("interval=1ms,alloc=8k,alloc_rate=off,file={},{QUIET_HTTP}", profile_path.display()))
             .run(deadline_for(seconds * 4.0));
         assert_exit_code(&finished, 0);
         let started = finished.stdout_value("threads");
