@@ -18,7 +18,10 @@
 //! recorded beside the directives file, so `--remove <pid>` pops those
 //! directives (`Compiler.directives_remove`), only when
 //! `Compiler.directives_print` shows them on top of the stack, and
-//! recompiles the same classes.
+//! recompiles the same classes. jcmd cannot pop conditionally, so a
+//! directive another tool adds between that print and the pops is popped
+//! in place of one of ours: the stack is printed again after the pops and
+//! such a change reported as an error.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -28,6 +31,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lexopt::prelude::*;
+use pcct_jit::advice::code_name;
 use pcct_jit::directives::{classes_to_recompile, directives, render, to_inline};
 use pcct_jit::live::AdviceReport;
 use pcct_jit::{advice, Action, EdgeAdvice, MethodKey};
@@ -174,21 +178,12 @@ fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
     Ok(())
 }
 
-fn level(level: Option<u8>) -> String {
-    match level {
-        Some(0) => "interpreted".to_string(),
-        Some(4) => "C2".to_string(),
-        Some(level) => format!("C1 (level {level})"),
-        None => "compiled".to_string(),
-    }
-}
-
 fn edge_line(edge: &EdgeAdvice) -> String {
     let line = edge.call_site.line.map(|line| format!(":{line}")).unwrap_or_default();
     let size = edge.callee_bytecodes.map(|size| format!(" [{size} bytes]")).unwrap_or_default();
     let code = match &edge.compiled_in {
-        Some(root) => format!("{} code of {}", level(edge.caller_level), root.display()),
-        None => level(edge.caller_level),
+        Some(root) => format!("{} of {}", code_name(edge.caller_level), root.display()),
+        None => code_name(edge.caller_level),
     };
     format!(
         "{:6.2}%  {}{line} (bci {}) -> {}{size}  in {code}",
@@ -552,6 +547,21 @@ fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
     for _ in &ours {
         run_jcmd(&jcmd, pid, &["Compiler.directives_remove"])?;
     }
+    // jcmd has no "pop if it is this one": a directive added between the
+    // print and the pops would be popped instead of one of ours. The
+    // stack after says whether that happened.
+    let after = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
+    if after != stack[ours.len()..] {
+        let _ = std::fs::remove_file(&record);
+        return Err(failed(format!(
+            "JVM {pid}'s compiler directive stack changed while pcct advise removed its {} directives (another \
+             `jcmd Compiler.directives_add` or `_remove` at the same time): {} directives expected after, {} found; \
+             check `jcmd {pid} Compiler.directives_print`",
+            ours.len(),
+            stack.len() - ours.len(),
+            after.len()
+        )));
+    }
     println!("removed the {} compiler directives pcct advise added to JVM {pid}", ours.len());
     let classes: Vec<String> = serde_json::from_value(applied["classes"].clone()).unwrap_or_default();
     let address = settings.address.clone().or_else(|| applied["address"].as_str().map(str::to_string));
@@ -593,7 +603,10 @@ mod tests {
         let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
         let (report, file) = cut(report, 10);
         let text = describe(&report, &file);
-        assert!(text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code of p.A.main"), "{text}");
+        assert!(
+            text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code (level 4) of p.A.main"),
+            "{text}"
+        );
         assert!(text.contains("inline: because"), "{text}");
         assert!(text.contains(r#""p/A.main()V","#) && text.contains(r#""p/A.run()V""#), "{text}");
     }

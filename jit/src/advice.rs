@@ -140,7 +140,9 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
     }
 }
 
-fn level_name(level: Option<u8>) -> String {
+/// Where code of a compile level runs, as the advice and `pcct advise`
+/// write it: "the interpreter", "C1 code (level 3)", "C2 code (level 4)".
+pub fn code_name(level: Option<u8>) -> String {
     match level {
         Some(0) => "the interpreter".to_string(),
         Some(4) => "C2 code (level 4)".to_string(),
@@ -158,9 +160,9 @@ fn decide(
     flags: InlineFlags,
 ) -> (Action, String) {
     let runs_in = match compiled_in {
-        Some(root) if *root == call.caller => format!("its own {}", level_name(state.caller_level)),
-        Some(root) => format!("{} of {}", level_name(state.caller_level), root.display()),
-        None => level_name(state.caller_level),
+        Some(root) if *root == call.caller => format!("its own {}", code_name(state.caller_level)),
+        Some(root) => format!("{} of {}", code_name(state.caller_level), root.display()),
+        None => code_name(state.caller_level),
     };
     match state.inlined {
         Inlined::Unknown => (Action::Unknown, "no compiled code is known for the caller's frame".to_string()),
