@@ -372,9 +372,9 @@ impl Agent {
     }
 
     /// SampledObjectAlloc, on the allocating thread.
-    pub fn allocation_sampled(&self, class: jclass, size: jlong) {
+    pub fn allocation_sampled(&self, jni: Jni, class: jclass, size: jlong) {
         if let Some(interval) = self.reported.alloc_interval {
-            self.sink().allocation(class, size, interval);
+            self.sink().allocation(jni.raw() as usize, class, size, interval);
         }
     }
 

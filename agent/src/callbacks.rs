@@ -68,7 +68,7 @@ fn set_and_enable(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
 
 unsafe extern "C" fn on_sampled_object_alloc(
     _jvmti: *mut jvmtiEnv,
-    _jni: *mut JNIEnv,
+    jni: *mut JNIEnv,
     _thread: jthread,
     _object: jobject,
     class: jclass,
@@ -76,7 +76,8 @@ unsafe extern "C" fn on_sampled_object_alloc(
 ) {
     guard("SampledObjectAlloc", (), || {
         if let Some(agent) = live() {
-            agent.allocation_sampled(class, size);
+            // SAFETY: the JNIEnv of this callback's thread, used on it.
+            agent.allocation_sampled(unsafe { Jni::from_raw(jni) }, class, size);
         }
     })
 }

@@ -22,6 +22,7 @@
 
 use pcct_sampler::counters::Counters;
 use pcct_sampler::events::{allocation_weight, uniform_from, Event, EventKind, Throttle};
+use pcct_sampler::hotspot::OwnWalks;
 use pcct_sampler::slots::{current_thread_cpu_ns, current_tid};
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Shared;
@@ -32,6 +33,12 @@ use crate::resolver::java_type_name;
 
 /// The class name an event gets when its class cannot be read.
 const UNKNOWN_CLASS: &str = "[unknown_class]";
+
+thread_local! {
+    /// This thread's event walks (made at its first recorded event, freed
+    /// when it ends).
+    static OWN_WALKS: std::cell::RefCell<Option<OwnWalks>> = const { std::cell::RefCell::new(None) };
+}
 
 /// Which events the agent reports (from the `alloc` and `locks` options,
 /// less what this JVM cannot do).
@@ -85,7 +92,7 @@ impl Sink<'_> {
 
     /// `SampledObjectAlloc` of an object of `class` and `size` bytes, on
     /// the allocating thread.
-    pub fn allocation(&self, class: jclass, size: i64, interval: u64) {
+    pub fn allocation(&self, env: usize, class: jclass, size: i64, interval: u64) {
         if !self.recording() {
             return;
         }
@@ -97,7 +104,7 @@ impl Sink<'_> {
             return;
         };
         let weight = allocation_weight(size, interval, kept, uniform_from(seed.rotate_left(17) ^ 0x5DEE_CE66));
-        self.push(EventKind::Allocation, class, weight);
+        self.push(env, EventKind::Allocation, class, weight);
     }
 
     /// `MonitorContendedEnter`: the thread starts to wait.
@@ -122,20 +129,20 @@ impl Sink<'_> {
         }
         let waited = now_ns().saturating_sub(started);
         let class = jni.object_class(object);
-        self.push(EventKind::Monitor, class, pcct::Weight::lock_wait(waited));
+        self.push(jni.raw() as usize, EventKind::Monitor, class, pcct::Weight::lock_wait(waited));
         jni.delete_local_ref(class);
     }
 
     /// Queues the event; its CPU time on this thread is measured
     /// (`callback_time`), so the agent's cost includes the callbacks'.
-    fn push(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
+    fn push(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let started = current_thread_cpu_ns();
-        self.build_and_queue(kind, class, weight);
+        self.build_and_queue(env, kind, class, weight);
         let spent = current_thread_cpu_ns().saturating_sub(started);
         self.shared.counters.callback_time.observe(spent);
     }
 
-    fn build_and_queue(&self, kind: EventKind, class: jclass, weight: pcct::Weight) {
+    fn build_and_queue(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         // A full queue would drop the event anyway: not worth a stack walk
         // (a starved sampler must not make every allocation slower).
@@ -143,7 +150,7 @@ impl Sink<'_> {
             self.count_dropped(kind);
             return;
         }
-        let Ok((frames, truncated)) = self.jvmti.own_stack_trace(self.depth) else {
+        let Some((frames, truncated)) = self.own_stack(env) else {
             self.count_dropped(kind);
             return;
         };
@@ -156,6 +163,32 @@ impl Sink<'_> {
         // those drops to its counters at its next tick.
         let tid = current_tid();
         let _ = queue.push(Event { kind, tid, frames, truncated, class, weight });
+    }
+
+    /// The thread's own stack, leaf first, and whether it was deeper than
+    /// `depth`: walked by pcct's walker from the thread's last Java frame,
+    /// reusing what the thread's previous event walk saw (`OwnWalks`, kept
+    /// per thread), else by JVMTI's `GetStackTrace`. Measured on javac (a
+    /// whole callback, CPU time): 155-162 µs with `GetStackTrace`, 126
+    /// with pcct's walker and no history, 90 with the history (of which
+    /// the walk about 50, the class's name about 16).
+    fn own_stack(&self, env: usize) -> Option<(Vec<(usize, i32)>, bool)> {
+        let counters = &self.shared.counters;
+        let walked = OWN_WALKS.with(|walks| {
+            // Taken only if no callback of this thread holds it (none should).
+            let mut walks = walks.try_borrow_mut().ok()?;
+            let walks = walks.get_or_insert_with(|| OwnWalks::new(self.depth + 1));
+            let (frames, full) = walks.walk(env)?;
+            let kept = &frames[..frames.len().min(self.depth)];
+            let truncated = full || frames.len() > self.depth;
+            Some((kept.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect(), truncated))
+        });
+        if walked.is_some() {
+            Counters::add(&counters.event_walks_vm, 1);
+            return walked;
+        }
+        Counters::add(&counters.event_walks_jvmti, 1);
+        self.jvmti.own_stack_trace(self.depth).ok()
     }
 
     fn count_dropped(&self, kind: EventKind) {

@@ -299,6 +299,12 @@ counters! {
     /// Sampled allocations the rate limit (`alloc_rate=`) left out at
     /// random; the kept ones weigh for them (`events::Throttle`).
     allocations_thinned,
+    /// Event stacks (allocations, monitor waits) read by pcct's walker in
+    /// the callback, from the thread's last Java frame.
+    event_walks_vm,
+    /// Event stacks read by JVMTI's GetStackTrace (pcct's walker was not
+    /// ready, or stopped early).
+    event_walks_jvmti,
     /// Bytes and objects the recorded allocations stand for (estimated,
     /// see `events::allocation_weight`).
     alloc_bytes_recorded,

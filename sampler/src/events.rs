@@ -132,8 +132,9 @@ impl EventQueue {
 ///
 /// `q` is the target per window (a tenth of a second) over the samples
 /// reported in the previous window or so far in this one, whichever is
-/// larger: a steady rate is thinned to the target from the second window
-/// on, and a burst is thinned as it grows (it keeps about
+/// larger (the previous count halved for every quiet window since): a
+/// steady rate is thinned to the target from the second window on, and a
+/// burst is thinned as it grows (it keeps about
 /// `target * (1 + ln(burst / target))` in its first window). Lock-free;
 /// two threads that roll the window at once only blur one window's count.
 pub struct Throttle {
@@ -182,9 +183,12 @@ impl Throttle {
         }
         if self.window_start.compare_exchange(start, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
             let seen = self.seen.swap(0, Ordering::Relaxed);
-            // A window after a quiet one says nothing of the rate.
-            let before = if elapsed < 2 * THROTTLE_WINDOW_NS { seen } else { 0 };
-            self.seen_before.store(before, Ordering::Relaxed);
+            // After quiet windows the rate is taken as halved for each:
+            // a program that stalls and resumes keeps about its rate, so
+            // its burst is not kept whole at first and then thinned hard
+            // (weights that vary widely make the estimate noisier).
+            let windows = (elapsed / THROTTLE_WINDOW_NS).clamp(1, 64);
+            self.seen_before.store(seen.checked_shr(windows as u32 - 1).unwrap_or(0), Ordering::Relaxed);
         }
     }
 }
@@ -353,6 +357,20 @@ mod tests {
         let mut uniform = draws(7);
         let burst = (0..50_000).filter(|_| throttle.admit(5_000_000_000, uniform()).is_some()).count();
         assert!((60..=250).contains(&burst), "{burst} kept of a burst");
+    }
+
+    #[test]
+    fn after_a_stall_the_rate_is_taken_as_halved_for_every_quiet_window() {
+        let throttle = Throttle::new(Some(150)); // 15 a window
+        let mut uniform = draws(11);
+        // 1,600 in the window from 1.0 s, then nothing until 1.35 s.
+        for index in 0..1_600u64 {
+            throttle.admit(1_000_000_000 + index * 50_000, uniform());
+        }
+        // Three windows later: 1,600 / 4 = 400 taken as the rate, so the
+        // first sample of the burst is kept with probability 15/400.
+        assert_eq!(throttle.admit(1_350_000_000, 0.0), Some(15.0 / 400.0));
+        assert_eq!(throttle.admit(1_350_000_001, 0.5), None);
     }
 
     /// HotSpot's sampling and the throttle together: the bytes and

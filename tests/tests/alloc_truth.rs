@@ -128,7 +128,12 @@ fn check_split(jdk: &pcct_tests::Jdk, megabytes: u64, rate: &str) {
         // standard errors of the site's expected number of samples.
         let true_bytes = rounds * ROUND_BYTES * share / 100.0 * kept;
         let true_objects = true_bytes / size;
-        let tolerance = TOLERANCE_ERRORS / (true_bytes / INTERVAL * recorded_share).sqrt();
+        // Thinned, the kept samples weigh 1/q with q varying from window
+        // to window (more so on a loaded machine, where the program runs
+        // in bursts), and unequal weights make the estimate noisier than
+        // its number of samples says: twice the variance is allowed.
+        let spread = if rate == "off" { 1.0 } else { 2f64.sqrt() };
+        let tolerance = spread * TOLERANCE_ERRORS / (true_bytes / INTERVAL * recorded_share).sqrt();
         let objects = found.expect("found").self_weight.alloc_objects as f64;
         assert!(
             (bytes / true_bytes - 1.0).abs() <= tolerance,

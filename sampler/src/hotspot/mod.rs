@@ -28,8 +28,11 @@ pub mod walker;
 
 use std::sync::OnceLock;
 
+use crate::agct::CallFrame;
+use history::History;
+
 use layout::Layout;
-use memory::VmMemory;
+use memory::{Memory, VmMemory};
 use vmstructs::VmStructs;
 
 /// What the handler needs to walk this VM's stacks.
@@ -101,6 +104,58 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
         return Err(InitError::NoThread { env, thread: java_thread });
     }
     Ok(VM.get_or_init(|| vm))
+}
+
+/// A thread's walks of its own stack in JVMTI event callbacks (a sampled
+/// allocation, a contended enter), from its last Java frame, where the
+/// thread is in native code or the VM and its anchor says where its Java
+/// frames are. Like the signal handler's walks, each keeps a [`History`]:
+/// the frames it decoded, and marks of its output, so the next event's
+/// walk copies the frames that did not change (Whaley's marked frames)
+/// instead of decoding a deep stack again. Every read is a safe read.
+/// About 30 KiB for the history plus 32 bytes a frame of `depth`.
+pub struct OwnWalks {
+    history: Box<History>,
+    /// Two halves of `capacity` frames: the previous walk's output and the next's.
+    buffer: Vec<CallFrame>,
+    capacity: usize,
+}
+
+impl OwnWalks {
+    /// Walks of at most `capacity` frames.
+    pub fn new(capacity: usize) -> OwnWalks {
+        let capacity = capacity.max(1);
+        OwnWalks { history: Box::default(), buffer: vec![CallFrame::EMPTY; 2 * capacity], capacity }
+    }
+
+    /// Walks the calling thread's Java frames; `env` is its JNIEnv. The
+    /// frames (leaf first) and whether the buffer filled (the stack may go
+    /// on); `None` when the walker is not ready, `env` is not this
+    /// thread's, the thread runs Java code, or the walk stopped early: the
+    /// caller then asks JVMTI (`GetStackTrace`).
+    pub fn walk(&mut self, env: usize) -> Option<(&[CallFrame], bool)> {
+        let vm = vm()?;
+        let thread = vm.java_thread_of(env)?;
+        if walker::os_thread_id(&VmMemory, &vm.layout, thread) != Some(crate::slots::current_tid()) {
+            return None;
+        }
+        let fields = &vm.layout.thread;
+        let state = VmMemory.u32(thread.wrapping_add(fields.state))?;
+        if state == fields.in_java || state == fields.in_java_trans {
+            return None; // no anchor: the registers would be needed
+        }
+        let half = self.history.next_half();
+        let (first, second) = self.buffer.split_at_mut(self.capacity);
+        let (memo, out) = self.history.memo([first, second]);
+        let walk = walker::walk(&VmMemory, &vm.layout, thread, walker::Registers::default(), out, memo);
+        self.history.finish(&walk);
+        let frames = &self.buffer[half * self.capacity..][..walk.frames];
+        match walk.ending {
+            walker::Ending::Complete => Some((frames, false)),
+            walker::Ending::Full => Some((frames, true)),
+            walker::Ending::Broken(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
