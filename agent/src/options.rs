@@ -168,7 +168,7 @@ impl Default for Options {
             walker: StackWalker::Pcct,
             nonsafepoints: true,
             alloc_interval: Some(512 << 10),
-            alloc_rate: Some(150),
+            alloc_rate: Some(50),
             locks: true,
         }
     }
@@ -594,11 +594,12 @@ pub const OPTIONS: &[OptionSpec] = &[
     },
     OptionSpec {
         key: "alloc_rate",
-        default: "150",
+        default: "50",
         allowed: "off or a number of samples a second from 1 to 100000",
-        meaning: "record about so many sampled allocations a second at most (JFR's default throttle is also 150): above \
-                  it each sample is kept at random and the kept ones weigh for the rest, so shares and totals stay \
-                  unbiased; `off`: every sample `alloc=` gives",
+        meaning: "record about so many sampled allocations a second at most (each costs 0.1-0.2 ms of CPU on deep \
+                  stacks, see \"Allocations and locks\"; JFR throttles to 150): above it each sample is kept at random \
+                  and the kept ones weigh for the rest, so shares and totals stay unbiased; `off`: every sample \
+                  `alloc=` gives",
         apply: |o, v| {
             let rate = if v == "off" { Some(None) } else { parse_ranged(v, 1, 100_000).map(Some) };
             set(&mut o.alloc_rate, rate)
@@ -948,7 +949,7 @@ mod tests {
         assert_eq!((off.alloc_interval, off.locks), (None, false));
         assert_eq!(off.sampler_config().event_capacity, 0, "no queue when no event is reported");
         assert_eq!(Options::parse("alloc=16k").unwrap().alloc_interval, Some(16 << 10));
-        assert_eq!(defaults.alloc_rate, Some(150));
+        assert_eq!(defaults.alloc_rate, Some(50));
         assert_eq!(Options::parse("alloc_rate=off").unwrap().alloc_rate, None);
         assert_eq!(Options::parse("alloc_rate=2000").unwrap().alloc_rate, Some(2000));
         for bad in
