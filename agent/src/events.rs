@@ -174,7 +174,9 @@ impl Sink<'_> {
     /// the walk about 50, the class's name about 16).
     fn own_stack(&self, env: usize) -> Option<(Vec<(usize, i32)>, bool)> {
         let counters = &self.shared.counters;
-        let walked = OWN_WALKS.with(|walks| {
+        // `try_with`: no walk (JVMTI instead) if the thread-local is gone
+        // already, in a callback during the thread's very end.
+        let walked = OWN_WALKS.try_with(|walks| {
             // Taken only if no callback of this thread holds it (none should).
             let mut walks = walks.try_borrow_mut().ok()?;
             let walks = walks.get_or_insert_with(|| OwnWalks::new(self.depth + 1));
@@ -183,6 +185,7 @@ impl Sink<'_> {
             let truncated = full || frames.len() > self.depth;
             Some((kept.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect(), truncated))
         });
+        let walked = walked.ok().flatten();
         if walked.is_some() {
             Counters::add(&counters.event_walks_vm, 1);
             return walked;
