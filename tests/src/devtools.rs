@@ -140,13 +140,22 @@ impl Browser {
 
     /// Waits for the event `method` (of any session) until `deadline`.
     pub fn event(&mut self, method: &str, deadline: Instant) -> Value {
+        self.try_event(method, deadline).unwrap_or_else(|| panic!("Chromium: no event {method} within the deadline"))
+    }
+
+    /// The next event `method` before `deadline`, if one comes.
+    pub fn try_event(&mut self, method: &str, deadline: Instant) -> Option<Value> {
         if let Some(index) = self.events.iter().position(|event| event["method"] == method) {
-            return self.events.remove(index);
+            return Some(self.events.remove(index));
         }
         loop {
-            let message = self.next_message(deadline, &format!("event {method}"));
+            let message = match self.messages.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => panic!("Chromium exited while waiting for event {method}"),
+            };
             if message["method"] == method {
-                return message;
+                return Some(message);
             }
             if message.get("method").is_some() {
                 self.events.push(message);
@@ -252,10 +261,16 @@ impl Page<'_> {
 
     /// Waits for a `prompt()` and answers it with `text`; returns its message.
     pub fn answer_prompt(&mut self, text: &str, deadline: Instant) -> String {
-        let event = self.browser.event("Page.javascriptDialogOpening", deadline);
+        self.try_answer_prompt(text, deadline)
+            .unwrap_or_else(|| panic!("Chromium: no event Page.javascriptDialogOpening within the deadline"))
+    }
+
+    /// [`Page::answer_prompt`], or `None` if no prompt opens by `deadline`.
+    pub fn try_answer_prompt(&mut self, text: &str, deadline: Instant) -> Option<String> {
+        let event = self.browser.try_event("Page.javascriptDialogOpening", deadline)?;
         assert_eq!(event["params"]["type"], "prompt", "{event}");
         self.call("Page.handleJavaScriptDialog", json!({ "accept": true, "promptText": text }));
-        event["params"]["message"].as_str().unwrap_or_default().to_string()
+        Some(event["params"]["message"].as_str().unwrap_or_default().to_string())
     }
 
     /// A PNG screenshot of the page, written to `file` and returned.
