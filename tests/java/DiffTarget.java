@@ -8,12 +8,18 @@ import java.lang.management.ThreadMXBean;
  * the rest in b, scheduled on the thread's cumulative CPU clock (as
  * GroundTruth does), so the long-run shares are exact whatever the load.
  * Run once with 25 and once with 50: a's share doubles, b's falls from 75
- * to 50 percent.
+ * to 50 percent. The clock is read about once a millisecond of work, not
+ * more: on a loaded machine a preempted thread is mostly switched out at a
+ * system call's exit, where a signal then lands (README, "Signals"), so
+ * frequent clock reads (every 0.1 ms before) drew up to 38 % of the
+ * samples in one CI run while using 1-2 % of the CPU.
  *
  * Usage: java DiffTarget <seconds of CPU> <percentA>. Prints "done".
  */
 public class DiffTarget {
     static final long UNIT_NS = 500_000L;
+    /** Iterations between two reads of the clock: about a millisecond. */
+    static final int WORK = 500_000;
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     static volatile long sink;
 
@@ -24,7 +30,7 @@ public class DiffTarget {
     static long a(long endNs) {
         long x = endNs | 1;
         do {
-            for (int i = 0; i < 50_000; i++) {
+            for (int i = 0; i < WORK; i++) {
                 x ^= x << 13; x ^= x >>> 7; x ^= x << 17;
             }
         } while (cpu() < endNs);
@@ -34,7 +40,7 @@ public class DiffTarget {
     static long b(long endNs) {
         long x = endNs | 3;
         do {
-            for (int i = 0; i < 50_000; i++) {
+            for (int i = 0; i < WORK; i++) {
                 x ^= x << 13; x ^= x >>> 7; x ^= x << 17;
             }
         } while (cpu() < endNs);
