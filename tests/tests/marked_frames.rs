@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use pcct_tests::stress::{profile_json, sampler_counter};
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 
 per_jdk! {
@@ -41,11 +42,17 @@ per_jdk! {
 
         // Enough samples to judge.
         assert!(looping.cum.samples >= 500, "too few samples\n{context}");
-        // The loop was entered once: its edge was new in one sample.
-        assert_eq!(looping.edge.samples, 1, "edge main -> loop\n{context}");
+        // The loop was entered once: its edge was new in one sample, and
+        // again only after a sample whose walk failed or stopped early
+        // (rare: a thread caught in a stub), after which the thread's next
+        // whole stack is new (one CI run: 2).
+        let counters = profile_json(&profile_path);
+        let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial");
+        let allowed = 1..=1 + restarts;
+        assert!(allowed.contains(&looping.edge.samples), "edge main -> loop ({restarts} failed or partial walks)\n{context}");
         // The old prefix is not re-walked: main's edge too.
         let main = profile.parent(looping).expect("main");
-        assert_eq!(main.edge.samples, 1, "edge into main\n{context}");
+        assert!(allowed.contains(&main.edge.samples), "edge into main ({restarts} failed or partial walks)\n{context}");
         // shortCall: new in a large share of its samples (a quarter of all
         // samples is expected, half of its own), never more than all of them.
         let share_new = short.edge.samples as f64 / short.self_weight.samples as f64;
