@@ -337,9 +337,7 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
     let mut broken = 0;
     if let Some(vm) = hotspot::vm() {
         let env = slot.env.load(Ordering::Relaxed) as usize;
-        let thread =
-            vm.java_thread_of(env).filter(|&thread| walker::os_thread_id(&VmMemory, &vm.layout, thread) == Some(tid));
-        match thread {
+        match vm.java_thread_on(env, tid) {
             Some(thread) => {
                 let walk = match history.as_deref_mut() {
                     Some(history) => {

@@ -32,7 +32,7 @@ use crate::agct::CallFrame;
 use history::History;
 
 use layout::Layout;
-use memory::{Memory, VmMemory};
+use memory::VmMemory;
 use vmstructs::VmStructs;
 
 /// What the handler needs to walk this VM's stacks.
@@ -47,6 +47,13 @@ impl Vm {
     /// The `JavaThread*` whose JNIEnv is `env`.
     pub fn java_thread_of(&self, env: usize) -> Option<usize> {
         env.checked_sub(self.env_offset).filter(|&thread| thread != 0)
+    }
+
+    /// The `JavaThread*` whose JNIEnv is `env`, if it is the OS thread
+    /// `tid`'s (a stale or foreign JNIEnv names another thread, or none).
+    /// Async-signal-safe.
+    pub fn java_thread_on(&self, env: usize, tid: i32) -> Option<usize> {
+        self.java_thread_of(env).filter(|&thread| walker::os_thread_id(&VmMemory, &self.layout, thread) == Some(tid))
     }
 
     /// The JNIEnv of the thread whose `JavaThread*` is `java_thread`.
@@ -135,13 +142,8 @@ impl OwnWalks {
     /// caller then asks JVMTI (`GetStackTrace`).
     pub fn walk(&mut self, env: usize) -> Option<(&[CallFrame], bool)> {
         let vm = vm()?;
-        let thread = vm.java_thread_of(env)?;
-        if walker::os_thread_id(&VmMemory, &vm.layout, thread) != Some(crate::slots::current_tid()) {
-            return None;
-        }
-        let fields = &vm.layout.thread;
-        let state = VmMemory.u32(thread.wrapping_add(fields.state))?;
-        if state == fields.in_java || state == fields.in_java_trans {
+        let thread = vm.java_thread_on(env, crate::slots::current_tid())?;
+        if walker::runs_java(&VmMemory, &vm.layout, thread)? {
             return None; // no anchor: the registers would be needed
         }
         let half = self.history.next_half();

@@ -266,6 +266,15 @@ fn thread_stack(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<
     (size > 0 && size <= base && size < 1 << 34).then(|| Stack { low: base - size, high: base })
 }
 
+/// Whether the `JavaThread` `thread` runs Java code (or is entering it):
+/// its frames then start at the interrupted registers, not at its anchor.
+/// `None` if its state cannot be read.
+pub fn runs_java(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<bool> {
+    let fields = &layout.thread;
+    let state = memory.u32(thread.wrapping_add(fields.state))?;
+    Some(state == fields.in_java || state == fields.in_java_trans)
+}
+
 /// The thread's OS thread id (to check the `JavaThread` is this thread's).
 pub fn os_thread_id(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<i32> {
     let osthread = memory.word(thread.wrapping_add(layout.thread.osthread))?;
@@ -425,13 +434,11 @@ impl<M: Memory> Walker<'_, M> {
     /// Where the walk starts: the interrupted context when the thread runs
     /// Java code, else its last Java frame.
     fn start(&self) -> Option<Position> {
-        let fields = &self.layout.thread;
-        let state = self.memory.u32(self.thread.wrapping_add(fields.state))?;
         let registers = self.registers;
-        if state == fields.in_java || state == fields.in_java_trans {
+        if runs_java(self.memory, self.layout, self.thread)? {
             return Some(Position { pc: registers.pc, sp: registers.sp, fp: registers.fp, top: true });
         }
-        self.anchor_frame(self.thread.wrapping_add(fields.anchor))
+        self.anchor_frame(self.thread.wrapping_add(self.layout.thread.anchor))
     }
 
     /// The last Java frame an anchor records (`None` if it records none).
