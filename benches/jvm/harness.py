@@ -809,8 +809,7 @@ def summarise_config(runs, base_by_round, spec):
         # The agent's own cost, measured directly: the sampler thread's CPU
         # clock plus the handlers' and the event callbacks' CPU, per
         # CPU-second of the Java threads.
-        entry["agent_cpu_share"] = median_or_none(
-            ratio(agent_cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"]) for r in runs)
+        entry["agent_cpu_share"] = agent_cpu_share(runs)
         entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs
                                if conservation_violation(r)]
     else:
@@ -820,10 +819,13 @@ def summarise_config(runs, base_by_round, spec):
     return entry
 
 
-def agent_cpu_ns(sampler):
-    """The agent's CPU in a run: sampler thread, signal handlers, event callbacks (absent before they were timed)."""
-    return (sampler.get("sampler_cpu_ns", 0) + sampler.get("handler_time", {}).get("sum_ns", 0)
-            + sampler.get("callback_time", {}).get("sum_ns", 0))
+def agent_cpu_share(runs):
+    """The agent's CPU (sampler thread, signal handlers, event callbacks: absent before they were timed) per
+    CPU-second of the Java threads, median of pcct's `runs`."""
+    def cpu_ns(sampler):
+        return (sampler.get("sampler_cpu_ns", 0) + sampler.get("handler_time", {}).get("sum_ns", 0)
+                + sampler.get("callback_time", {}).get("sum_ns", 0))
+    return median_or_none(ratio(cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"]) for r in runs if r.get("sampler"))
 
 
 def peer_config(configs, spec):
@@ -1025,9 +1027,7 @@ def allocation_table(meta, runs):
             thinned = median_or_none(ratio(r.get("sampler", {}).get("allocations_thinned"), r["wall_s"]) for r in mine)
             agent = "—"
             if "pcct" in meta["configs"][config] and "pcct" in meta["configs"][reference]:
-                shares = [median_or_none(ratio(agent_cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"])
-                                         for r in ok if r["config"] == name and r.get("sampler"))
-                          for name in (config, reference)]
+                shares = [agent_cpu_share([r for r in ok if r["config"] == name]) for name in (config, reference)]
                 agent = " / ".join("—" if share is None else f"{100 * share:.2f} %" for share in shares)
             agreement = None
             if "pcct" in meta["configs"][config] and peer_by_round:
