@@ -65,6 +65,7 @@ pub fn check_available(signal: i32) -> Result<()> {
 /// taking it over would break whoever installed it.
 pub fn install(signal: i32) -> Result<()> {
     check_available(signal)?;
+    handler::remember_process_id();
     let ours = handler::on_signal as *const () as usize;
     let mut action = MaybeUninit::<libc::sigaction>::zeroed();
     // SAFETY: a zeroed sigaction is a valid starting point; we set the fields we need.

@@ -1,28 +1,41 @@
-//! What a thread's walks learned about code, kept for its next walks.
+//! What the walks learned about code, kept for later walks of any thread.
 //!
-//! Most frames of a sample are the same as in the thread's previous sample
-//! (Whaley's marked frames): their return addresses repeat. Decoding a
-//! compiled frame (find its code blob in the segment map, search its
-//! PcDescs, decode its inlined scopes, look each method's jmethodID up) costs
-//! about fifty reads of scattered VM memory; a [`FrameCache`] hit costs
-//! four: the cached nmethod's compilation id and method (to check the code
-//! at that address is still the same compilation) and the next frame's
-//! return address and frame pointer. Interpreted frames keep their
-//! `Method*` -> jmethodID lookups likewise (checked by one read: a jmethodID
-//! points back to its method).
+//! Decoding a compiled frame (find its code blob in the segment map, search
+//! its PcDescs, decode its inlined scopes, look each method's jmethodID up)
+//! costs about fifty reads of scattered VM memory; a [`FrameCache`] hit
+//! costs two (the cached nmethod's compilation id and method, to check the
+//! code at that address is still the same compilation). Interpreted frames
+//! keep their `Method*` -> jmethodID lookups likewise (checked by one read:
+//! a jmethodID points back to its method).
 //!
-//! Entries describe code, not a thread, so they stay valid for whatever
-//! thread next owns the slot. An nmethod freed and replaced at the same
-//! address has another compilation id; a jmethodID whose class is unloaded
-//! no longer points to the method. Each cache belongs to one slot and is
-//! touched only by that slot's signal handler (while it is IN_HANDLER).
+//! Entries describe code, not a thread, so one cache serves every thread:
+//! threads running the same code (a server's workers) share its entries,
+//! and a thread with a large working set (javac's compiler walking a tree)
+//! has room. Measured on javac at 1 ms (BENCHMARKS.md, "The frame cache"):
+//! 128 entries per thread hit 63 % of compiled frames, 1,024 hit 84 %; a
+//! miss costs about ten times a hit. An nmethod freed and replaced at the
+//! same address has another compilation id; a jmethodID whose class is
+//! unloaded no longer points to the method.
+//!
+//! Concurrency: signal handlers on many threads (and event callbacks) read
+//! and write entries at once, so every entry is a sequence lock of atomic
+//! words. A writer takes an entry by moving its sequence from even to odd
+//! with one compare-and-swap, or gives up (the frame is simply not cached);
+//! a reader that sees an odd sequence, or another sequence after its reads,
+//! takes it as a miss. Nobody waits, nothing allocates (the process's
+//! tables are zero-initialised statics, [`FrameCache::process`]):
+//! async-signal-safe. A method entry needs no lock:
+//! a torn pair (one writer's method, another's id) fails the check that the
+//! id points back to the method.
 
-/// Compiled frames kept (a power of two).
-pub const FRAMES: usize = 128;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+
+/// Compiled frames kept by the process's cache (a power of two; 128 bytes each).
+pub const FRAMES: usize = 8192;
 /// Most inlined scopes a cached frame holds (deeper ones are not cached).
 pub const SCOPES: usize = 6;
-/// `Method*` -> jmethodID pairs kept (a power of two).
-pub const METHODS: usize = 64;
+/// `Method*` -> jmethodID pairs kept by the process's cache (a power of two).
+pub const METHODS: usize = 4096;
 
 /// One compiled frame's decoding, keyed by its return address.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,22 +54,82 @@ pub struct CachedFrame {
     pub bcis: [i32; SCOPES],
 }
 
-/// A thread slot's cache (about 14 KiB), allocated by the sampler the first
-/// time it samples the slot's thread.
-#[derive(Clone, Debug)]
-pub struct FrameCache {
-    frames: [CachedFrame; FRAMES],
-    methods: [(usize, usize); METHODS],
-    /// Hits and misses, for the walker's statistics.
-    pub hits: u64,
-    pub misses: u64,
+/// Words of a frame entry: pc, blob, method, compile id and frame size,
+/// count, the method ids, the bcis two to a word.
+const WORDS: usize = 5 + SCOPES + SCOPES / 2;
+const PC: usize = 0;
+const BLOB: usize = 1;
+const METHOD: usize = 2;
+const SIZES: usize = 3;
+const COUNT: usize = 4;
+const IDS: usize = 5;
+const BCIS: usize = IDS + SCOPES;
+
+/// One entry: a sequence (odd while written) and the frame's words.
+#[repr(C, align(64))]
+#[derive(Debug)]
+pub struct FrameSlot {
+    sequence: AtomicU64,
+    words: [AtomicU64; WORDS],
 }
 
-impl Default for FrameCache {
-    fn default() -> FrameCache {
-        FrameCache { frames: [CachedFrame::default(); FRAMES], methods: [(0, 0); METHODS], hits: 0, misses: 0 }
+/// One `Method*` -> jmethodID pair.
+pub type MethodSlot = [AtomicU64; 2];
+
+impl FrameSlot {
+    pub const fn empty() -> FrameSlot {
+        FrameSlot { sequence: AtomicU64::new(0), words: [const { AtomicU64::new(0) }; WORDS] }
+    }
+
+    fn load(&self) -> CachedFrame {
+        let word = |index: usize| self.words[index].load(Ordering::Relaxed);
+        let sizes = word(SIZES);
+        let mut frame = CachedFrame {
+            pc: word(PC) as usize,
+            blob: word(BLOB) as usize,
+            compile_id: sizes as u32,
+            method: word(METHOD) as usize,
+            frame_size: (sizes >> 32) as u32,
+            count: word(COUNT).min(SCOPES as u64) as u8,
+            ..CachedFrame::default()
+        };
+        for index in 0..SCOPES {
+            frame.method_ids[index] = word(IDS + index) as usize;
+            frame.bcis[index] = (word(BCIS + index / 2) >> (32 * (index % 2))) as u32 as i32;
+        }
+        frame
+    }
+
+    fn store(&self, frame: &CachedFrame) {
+        let put = |index: usize, value: u64| self.words[index].store(value, Ordering::Relaxed);
+        put(PC, frame.pc as u64);
+        put(BLOB, frame.blob as u64);
+        put(METHOD, frame.method as u64);
+        put(SIZES, u64::from(frame.compile_id) | (u64::from(frame.frame_size) << 32));
+        put(COUNT, u64::from(frame.count));
+        for index in 0..SCOPES {
+            put(IDS + index, frame.method_ids[index] as u64);
+        }
+        for pair in 0..SCOPES / 2 {
+            let low = frame.bcis[2 * pair] as u32 as u64;
+            let high = frame.bcis[2 * pair + 1] as u32 as u64;
+            put(BCIS + pair, low | (high << 32));
+        }
     }
 }
+
+/// The frame cache: decoded compiled frames and jmethodIDs, shared by all
+/// threads (see the module doc for its locking). Its tables' lengths are
+/// powers of two.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameCache {
+    frames: &'static [FrameSlot],
+    methods: &'static [MethodSlot],
+}
+
+static PROCESS_FRAMES: [FrameSlot; FRAMES] = [const { FrameSlot::empty() }; FRAMES];
+static PROCESS_METHODS: [MethodSlot; METHODS] = [const { [AtomicU64::new(0), AtomicU64::new(0)] }; METHODS];
+static PROCESS: FrameCache = FrameCache { frames: &PROCESS_FRAMES, methods: &PROCESS_METHODS };
 
 #[inline]
 fn index(key: usize, size: usize) -> usize {
@@ -65,28 +138,161 @@ fn index(key: usize, size: usize) -> usize {
 }
 
 impl FrameCache {
-    /// The entry for return address `pc`, if cached (to be checked by the caller).
-    #[inline]
-    pub fn frame(&self, pc: usize) -> Option<&CachedFrame> {
-        let entry = &self.frames[index(pc, FRAMES)];
-        (entry.pc == pc && pc != 0).then_some(entry)
+    /// The process's cache: [`FRAMES`] frames and [`METHODS`] methods
+    /// (about 1.1 MiB of zero-initialised statics, touched as entries fill).
+    pub fn process() -> &'static FrameCache {
+        &PROCESS
     }
 
-    /// Keeps `entry` (replacing whatever shared its slot).
-    #[inline]
-    pub fn keep_frame(&mut self, entry: CachedFrame) {
-        self.frames[index(entry.pc, FRAMES)] = entry;
+    /// A cache over the given tables (their lengths powers of two): tests
+    /// and embedders with caches of their own.
+    pub fn over(frames: &'static [FrameSlot], methods: &'static [MethodSlot]) -> FrameCache {
+        assert!(frames.len().is_power_of_two() && methods.len().is_power_of_two());
+        FrameCache { frames, methods }
     }
 
-    /// The jmethodID last found for `method`, if any (to be checked).
+    /// Bytes the cache holds.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(self.frames) + std::mem::size_of_val(self.methods)
+    }
+
+    /// The entry for return address `pc`, if cached and not being written
+    /// (to be checked against the code by the caller).
+    #[inline]
+    pub fn frame(&self, pc: usize) -> Option<CachedFrame> {
+        if pc == 0 {
+            return None;
+        }
+        let slot = &self.frames[index(pc, self.frames.len())];
+        let before = slot.sequence.load(Ordering::Acquire);
+        if before & 1 == 1 || slot.words[PC].load(Ordering::Relaxed) as usize != pc {
+            return None;
+        }
+        let frame = slot.load();
+        fence(Ordering::Acquire);
+        (slot.sequence.load(Ordering::Relaxed) == before && frame.pc == pc).then_some(frame)
+    }
+
+    /// Keeps `entry` (replacing whatever shared its slot), unless another
+    /// thread is writing that slot at this moment: then it is not kept.
+    #[inline]
+    pub fn keep_frame(&self, entry: &CachedFrame) {
+        if entry.pc == 0 {
+            return;
+        }
+        let slot = &self.frames[index(entry.pc, self.frames.len())];
+        let before = slot.sequence.load(Ordering::Relaxed);
+        if before & 1 == 1
+            || slot
+                .sequence
+                .compare_exchange(before, before.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        fence(Ordering::Release);
+        slot.store(entry);
+        slot.sequence.store(before.wrapping_add(2), Ordering::Release);
+    }
+
+    /// The jmethodID last found for `method`, if any (to be checked: it
+    /// must point back to `method`).
     #[inline]
     pub fn method_id(&self, method: usize) -> Option<usize> {
-        let (cached, id) = self.methods[index(method, METHODS)];
-        (cached == method && method != 0).then_some(id)
+        let [cached, id] = &self.methods[index(method, self.methods.len())];
+        let id = id.load(Ordering::Relaxed) as usize;
+        (method != 0 && cached.load(Ordering::Relaxed) as usize == method && id != 0).then_some(id)
     }
 
     #[inline]
-    pub fn keep_method_id(&mut self, method: usize, id: usize) {
-        self.methods[index(method, METHODS)] = (method, id);
+    pub fn keep_method_id(&self, method: usize, id: usize) {
+        let [cached, cached_id] = &self.methods[index(method, self.methods.len())];
+        cached.store(method as u64, Ordering::Relaxed);
+        cached_id.store(id as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A cache of its own for a test (its tables leak: a few KiB a test).
+    pub(crate) fn new_cache(frames: usize, methods: usize) -> FrameCache {
+        let frames = (0..frames).map(|_| FrameSlot::empty()).collect::<Vec<_>>().leak();
+        let methods = (0..methods).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect::<Vec<_>>().leak();
+        FrameCache::over(frames, methods)
+    }
+
+    fn frame(pc: usize, tag: usize) -> CachedFrame {
+        CachedFrame {
+            pc,
+            blob: tag,
+            compile_id: tag as u32,
+            method: tag + 1,
+            frame_size: 7,
+            count: 3,
+            method_ids: [tag, tag + 1, tag + 2, 0, 0, 0],
+            bcis: [-3, 1, i32::MAX, 0, -1, 5],
+        }
+    }
+
+    #[test]
+    fn a_kept_frame_reads_back_whole_and_a_colliding_one_replaces_it() {
+        let cache = new_cache(1, 1);
+        assert_eq!(cache.frame(0x1000), None);
+        cache.keep_frame(&frame(0x1000, 10));
+        assert_eq!(cache.frame(0x1000), Some(frame(0x1000, 10)));
+        cache.keep_frame(&frame(0x2000, 20));
+        assert_eq!(cache.frame(0x1000), None);
+        assert_eq!(cache.frame(0x2000), Some(frame(0x2000, 20)));
+        cache.keep_method_id(0x40, 0x80);
+        assert_eq!((cache.method_id(0x40), cache.method_id(0x48)), (Some(0x80), None));
+    }
+
+    #[test]
+    fn an_entry_being_written_is_a_miss_and_is_not_written_twice() {
+        let cache = new_cache(1, 1);
+        cache.keep_frame(&frame(0x1000, 10));
+        cache.frames[0].sequence.fetch_add(1, Ordering::Relaxed); // a writer on another thread
+        assert_eq!(cache.frame(0x1000), None);
+        cache.keep_frame(&frame(0x1000, 30));
+        cache.frames[0].sequence.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(cache.frame(0x1000), Some(frame(0x1000, 10)), "the second writer gave up");
+    }
+
+    /// Threads writing and reading the same few entries: a read is a miss
+    /// or one writer's whole frame, never a mix of two.
+    #[test]
+    fn concurrent_writers_never_give_a_reader_a_torn_frame() {
+        let cache = new_cache(2, 1);
+        std::thread::scope(|scope| {
+            for writer in 1..=3usize {
+                let cache = &cache;
+                scope.spawn(move || {
+                    for round in 0..20_000 {
+                        let pc = 0x1000 * (1 + round % 4);
+                        cache.keep_frame(&frame(pc, writer * 1_000_000 + pc));
+                    }
+                });
+            }
+            let cache = &cache;
+            scope.spawn(move || {
+                for round in 0..60_000 {
+                    let pc = 0x1000 * (1 + round % 4);
+                    if let Some(found) = cache.frame(pc) {
+                        assert_eq!(found, frame(pc, found.blob), "a torn frame");
+                    }
+                }
+            });
+        });
+        let kept = (1..=4).filter_map(|k| cache.frame(0x1000 * k)).collect::<Vec<_>>();
+        assert!(!kept.is_empty() && kept.iter().all(|found| *found == frame(found.pc, found.blob)));
+    }
+
+    #[test]
+    fn the_process_cache_takes_about_one_mebibyte() {
+        let bytes = FrameCache::process().bytes();
+        assert_eq!(std::mem::size_of::<FrameSlot>(), 128);
+        assert!((1 << 20..=(5 << 20) / 4).contains(&bytes), "{bytes} bytes");
     }
 }

@@ -1,6 +1,7 @@
 //! A thread's walk history: what its signal handler keeps between samples
-//! (the cache of decoded frames, the frames of its previous walk and which
-//! half of the slot's frame buffer holds that walk's output).
+//! (the frames of its previous walk and which half of the slot's frame
+//! buffer holds that walk's output). Decoded code is kept for all threads
+//! in the process's [`FrameCache`].
 //!
 //! The slot's frame buffer has two halves: a walk writes into one while
 //! the other still holds the previous walk's output, whose unchanged frames
@@ -13,10 +14,9 @@ use super::marks::MarkSet;
 use super::walker::{Ending, Memo, Previous, Walk};
 use crate::agct::CallFrame;
 
-/// One thread slot's walk history (about 30 KiB).
+/// One thread slot's walk history (about 16 KiB).
 #[derive(Debug, Default)]
 pub struct History {
-    pub cache: FrameCache,
     marks: [MarkSet; 2],
     /// The half (and mark set) of the previous walk, and its frames.
     previous: usize,
@@ -31,21 +31,22 @@ impl History {
     }
 
     /// What the walk into half [`History::next_half`] of `halves` gets:
-    /// the cache, the previous walk (its marks and its output half) and the
+    /// `cache`, the previous walk (its marks and its output half) and the
     /// mark set to record into; and the half to write.
     #[inline]
-    pub fn memo<'a>(&'a mut self, halves: [&'a mut [CallFrame]; 2]) -> (Memo<'a>, &'a mut [CallFrame]) {
+    pub fn memo<'a>(
+        &'a mut self,
+        halves: [&'a mut [CallFrame]; 2],
+        cache: Option<&'a FrameCache>,
+    ) -> (Memo<'a>, &'a mut [CallFrame]) {
         let previous = self.previous;
         let [first, second] = halves;
         let (previous_out, out) = if previous == 0 { (first, second) } else { (second, first) };
         let (left, right) = self.marks.split_at_mut(1);
         let (previous_marks, marks) = if previous == 0 { (&left[0], &mut right[0]) } else { (&right[0], &mut left[0]) };
         let previous_out = &previous_out[..self.previous_frames.min(previous_out.len())];
-        let memo = Memo {
-            cache: Some(&mut self.cache),
-            previous: Some(Previous { marks: previous_marks, out: previous_out }),
-            marks: Some(marks),
-        };
+        let memo =
+            Memo { cache, previous: Some(Previous { marks: previous_marks, out: previous_out }), marks: Some(marks) };
         (memo, out)
     }
 
@@ -76,10 +77,10 @@ impl History {
 mod tests {
     use super::*;
 
-    /// README, "Memory": about 30 KiB per sampled thread.
+    /// README, "Memory": about 16 KiB per sampled thread.
     #[test]
-    fn a_history_takes_about_thirty_kibibytes() {
+    fn a_history_takes_about_sixteen_kibibytes() {
         let size = std::mem::size_of::<History>();
-        assert!((24 << 10..=32 << 10).contains(&size), "{size} bytes");
+        assert!((14 << 10..=18 << 10).contains(&size), "{size} bytes");
     }
 }

@@ -7,13 +7,14 @@
 //! - [`layout`]: what the walker needs, from the tables and the running VM;
 //! - [`safe_read`]: reads that survive a bad pointer (a fault handler);
 //! - [`memory`]: the walker's memory, real or synthetic;
-//! - [`cache`]: what a thread's walks decoded, kept for its next walks;
+//! - [`cache`]: what the walks decoded, kept for later walks of any thread;
 //! - [`history`]: what a thread's handler keeps between samples;
 //! - [`code`]: code heaps, code blobs, nmethods, debug information, jmethodIDs;
 //! - [`walker`]: the frame walk the signal handler runs.
 //!
 //! [`init`] prepares it all on the sampler thread, after VMInit; the
-//! handler reads the result through [`vm`] (one atomic load).
+//! handler reads the result through [`vm`] (one atomic load) and shares
+//! decoded code with every thread through [`frame_cache`].
 
 pub mod cache;
 pub mod code;
@@ -29,6 +30,7 @@ pub mod walker;
 use std::sync::OnceLock;
 
 use crate::agct::CallFrame;
+use cache::FrameCache;
 use history::History;
 
 use layout::Layout;
@@ -76,6 +78,13 @@ pub fn vm() -> Option<&'static Vm> {
     VM.get()
 }
 
+/// The process's frame cache, shared by every thread's walks (static
+/// tables). Async-signal-safe.
+#[inline]
+pub fn frame_cache() -> &'static FrameCache {
+    FrameCache::process()
+}
+
 /// Why pcct's walker is not available (AsyncGetCallTrace alone walks).
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -119,8 +128,9 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
 /// frames are. Like the signal handler's walks, each keeps a [`History`]:
 /// the frames it decoded, and marks of its output, so the next event's
 /// walk copies the frames that did not change (Whaley's marked frames)
-/// instead of decoding a deep stack again. Every read is a safe read.
-/// About 30 KiB for the history plus 32 bytes a frame of `depth`.
+/// instead of decoding a deep stack again; decoded code goes to (and comes
+/// from) the process's [`frame_cache`]. Every read is a safe read. About
+/// 16 KiB for the history plus 32 bytes a frame of `depth`.
 pub struct OwnWalks {
     history: Box<History>,
     /// Two halves of `capacity` frames: the previous walk's output and the next's.
@@ -148,7 +158,7 @@ impl OwnWalks {
         }
         let half = self.history.next_half();
         let (first, second) = self.buffer.split_at_mut(self.capacity);
-        let (memo, out) = self.history.memo([first, second]);
+        let (memo, out) = self.history.memo([first, second], Some(frame_cache()));
         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker::Registers::default(), out, memo);
         self.history.finish(&walk);
         let frames = &self.buffer[half * self.capacity..][..walk.frames];

@@ -632,7 +632,7 @@ fn build_with_interpreted_top() -> (Vm, Registers) {
     (vm, Registers { pc: INTERPRETER + 0x200, sp: top_sp, fp: top_fp, rbx: 0, r13: 0 })
 }
 
-fn walk_cached(vm: &Vm, registers: Registers, cache: &mut FrameCache) -> (Walk, Vec<(usize, i32)>) {
+fn walk_cached(vm: &Vm, registers: Registers, cache: &FrameCache) -> (Walk, Vec<(usize, i32)>) {
     let mut out = vec![CallFrame::EMPTY; 16];
     let memo = Memo { cache: Some(cache), ..Memo::default() };
     let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, memo);
@@ -643,13 +643,13 @@ fn walk_cached(vm: &Vm, registers: Registers, cache: &mut FrameCache) -> (Walk, 
 fn a_cached_frame_gives_the_same_frames_and_a_recompiled_one_is_decoded_again() {
     let (mut vm, registers) = build_with_interpreted_top();
     let expected = vec![(id(METHOD_C), 3), (id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
-    let mut cache = FrameCache::default();
-    let (first, frames) = walk_cached(&vm, registers, &mut cache);
+    let cache = super::cache::tests::new_cache(128, 64);
+    let (first, frames) = walk_cached(&vm, registers, &cache);
     assert_eq!((first.ending, frames), (Ending::Complete, expected.clone()));
-    assert_eq!((cache.hits, cache.misses), (0, 0));
-    let (second, frames) = walk_cached(&vm, registers, &mut cache);
+    assert_eq!((first.cache_hits, first.cache_stale), (0, 0));
+    let (second, frames) = walk_cached(&vm, registers, &cache);
     assert_eq!((second.ending, frames), (Ending::Complete, expected.clone()));
-    assert_eq!(cache.hits, 1, "the compiled frame came from the cache");
+    assert_eq!(second.cache_hits, 1, "the compiled frame came from the cache");
     // The nmethod at that address is now another compilation whose inlined
     // method is A alone (the scope at 10 now names A at bci 9).
     vm.memory.put_u32(NM + 48, 43);
@@ -658,20 +658,23 @@ fn a_cached_frame_gives_the_same_frames_and_a_recompiled_one_is_decoded_again() 
     unsigned5(1, &mut scopes);
     unsigned5(9 + 1, &mut scopes);
     vm.memory.write(SCOPES + 10, &scopes);
-    let (third, frames) = walk_cached(&vm, registers, &mut cache);
+    let (third, frames) = walk_cached(&vm, registers, &cache);
     assert_eq!(third.ending, Ending::Complete);
     assert_eq!(frames, vec![(id(METHOD_C), 3), (id(METHOD_A), 9), (id(METHOD_C), 7)]);
-    assert_eq!(cache.misses, 1);
+    assert_eq!((third.cache_hits, third.cache_stale), (0, 1));
+    // Decoded again and kept: the next walk takes it from the cache.
+    let (fourth, frames) = walk_cached(&vm, registers, &cache);
+    assert_eq!((fourth.cache_hits, frames.len()), (1, 3));
 }
 
 #[test]
 fn a_cached_method_id_that_no_longer_points_back_is_looked_up_again() {
     let (mut vm, registers) = build_with_interpreted_top();
-    let mut cache = FrameCache::default();
-    walk_cached(&vm, registers, &mut cache);
+    let cache = super::cache::tests::new_cache(128, 64);
+    walk_cached(&vm, registers, &cache);
     // C's jmethodID is cleared (its class unloaded): C's frames are refused.
     put_word(&mut vm.memory, id(METHOD_C), 0);
-    let (walk, frames) = walk_cached(&vm, registers, &mut cache);
+    let (walk, frames) = walk_cached(&vm, registers, &cache);
     assert_eq!(walk.ending, Ending::Broken(Broken::Interpreted));
     assert!(frames.is_empty());
 }
@@ -682,8 +685,8 @@ fn a_cached_method_id_that_no_longer_points_back_is_looked_up_again() {
 fn garbage_walks_with_a_warm_cache_never_break_the_walker() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     let (sound, registers) = build_with_interpreted_top();
-    let mut cache = FrameCache::default();
-    walk_cached(&sound, registers, &mut cache);
+    let cache = super::cache::tests::new_cache(128, 64);
+    walk_cached(&sound, registers, &cache);
     for round in 0..200 {
         let (mut vm, mut registers) = build_with_interpreted_top();
         for _ in 0..(round % 32 + 1) {
@@ -694,7 +697,7 @@ fn garbage_walks_with_a_warm_cache_never_break_the_walker() {
             registers.fp = rng.word();
         }
         let mut out = vec![CallFrame::EMPTY; 1 + rng.next() as usize % 32];
-        let memo = Memo { cache: Some(&mut cache), ..Memo::default() };
+        let memo = Memo { cache: Some(&cache), ..Memo::default() };
         let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, &mut out, memo);
         assert!(walk.frames <= out.len());
     }
@@ -708,11 +711,17 @@ fn walk_remembering(
     history: &mut History,
     buffer: &mut [CallFrame],
 ) -> (Walk, Vec<(usize, i32)>) {
+    thread_local! {
+        /// Each test thread's own frame cache (the process's is shared).
+        static CACHE: FrameCache = super::cache::tests::new_cache(128, 64);
+    }
     let half = history.next_half();
     let capacity = buffer.len() / 2;
     let (first, second) = buffer.split_at_mut(capacity);
-    let (memo, out) = history.memo([first, second]);
-    let walk = walker::walk(&vm.memory, &vm.layout, THREAD, registers, out, memo);
+    let walk = CACHE.with(|cache| {
+        let (memo, out) = history.memo([first, second], Some(cache));
+        walker::walk(&vm.memory, &vm.layout, THREAD, registers, out, memo)
+    });
     history.finish(&walk);
     let frames = buffer[half * capacity..half * capacity + walk.frames]
         .iter()

@@ -154,6 +154,10 @@ pub struct Walk {
     /// Of the frames, those copied from the previous walk (unchanged frames
     /// at the bottom of the stack, verified, not decoded).
     pub reused: usize,
+    /// Compiled frames taken from the frame cache, and cached frames found
+    /// stale (the code at that address recompiled).
+    pub cache_hits: u32,
+    pub cache_stale: u32,
 }
 
 /// A frame position during the walk.
@@ -188,7 +192,9 @@ struct Walker<'a, M: Memory> {
     out: &'a mut [CallFrame],
     written: usize,
     registers: Registers,
-    cache: Option<&'a mut FrameCache>,
+    cache: Option<&'a FrameCache>,
+    hits: u32,
+    stale: u32,
     /// The previous walk's frames and output, and this walk's record.
     previous: Option<Previous<'a>>,
     marks: Option<&'a mut MarkSet>,
@@ -210,8 +216,8 @@ pub struct Previous<'a> {
 /// What a walk remembers and records beyond its output.
 #[derive(Debug, Default)]
 pub struct Memo<'a> {
-    /// Decoded frames and jmethodIDs of earlier walks.
-    pub cache: Option<&'a mut FrameCache>,
+    /// Decoded frames and jmethodIDs of earlier walks (of any thread).
+    pub cache: Option<&'a FrameCache>,
     /// The previous walk, to reuse its unchanged frames.
     pub previous: Option<Previous<'a>>,
     /// Where this walk records its frames for the next.
@@ -234,7 +240,7 @@ pub fn walk(
         marks.clear();
     }
     let Some(stack) = thread_stack(memory, layout, thread) else {
-        return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread), reused: 0 };
+        return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread), reused: 0, cache_hits: 0, cache_stale: 0 };
     };
     let previous = previous.filter(|previous| previous.marks.complete && previous.marks.is_whole());
     let mut walker = Walker {
@@ -246,6 +252,8 @@ pub fn walk(
         written: 0,
         registers,
         cache,
+        hits: 0,
+        stale: 0,
         previous,
         marks,
         mark: Mark::default(),
@@ -256,7 +264,7 @@ pub fn walk(
     if let Some(marks) = walker.marks.as_deref_mut() {
         marks.complete = ending == Ending::Complete;
     }
-    Walk { frames: walker.written, ending, reused: walker.reused }
+    Walk { frames: walker.written, ending, reused: walker.reused, cache_hits: walker.hits, cache_stale: walker.stale }
 }
 
 /// The `JavaThread`'s stack bounds.
@@ -628,9 +636,9 @@ impl<M: Memory> Walker<'_, M> {
                 entry.bcis[index] = scope.bci;
             }
         }
-        if let Some(cache) = self.cache.as_deref_mut() {
+        if let Some(cache) = self.cache {
             if count <= cache::SCOPES && blob.frame_size > 0 && entry.compile_id != 0 {
-                cache.keep_frame(entry);
+                cache.keep_frame(&entry);
             }
         }
         Ok(())
@@ -641,16 +649,15 @@ impl<M: Memory> Walker<'_, M> {
     /// pc is kept only where its frame was complete and not in the
     /// epilogue, which is a property of the instruction, so it holds again.)
     fn cached(&mut self, position: Position) -> Option<Result<Option<Position>, Broken>> {
-        let cache = self.cache.as_deref_mut()?;
-        let entry = *cache.frame(position.pc)?;
+        let entry = self.cache?.frame(position.pc)?;
         let blob_layout = &self.layout.blob;
         let same = self.memory.u32(entry.blob.wrapping_add(blob_layout.compile_id)) == Some(entry.compile_id)
             && self.memory.word(entry.blob.wrapping_add(blob_layout.method)) == Some(entry.method);
         if !same {
-            cache.misses += 1;
+            self.stale += 1;
             return None;
         }
-        cache.hits += 1;
+        self.hits += 1;
         for index in 0..entry.count as usize {
             self.emit(entry.method_ids[index], entry.bcis[index]);
         }
@@ -666,13 +673,13 @@ impl<M: Memory> Walker<'_, M> {
 
     /// The jmethodID of `method`, from the cache when it still points back.
     fn method_id(&mut self, method: usize) -> Option<usize> {
-        if let Some(id) = self.cache.as_deref().and_then(|cache| cache.method_id(method)) {
+        if let Some(id) = self.cache.and_then(|cache| cache.method_id(method)) {
             if self.memory.word(id) == Some(method) {
                 return Some(id);
             }
         }
         let id = code::method_id(self.memory, self.layout, method)?;
-        if let Some(cache) = self.cache.as_deref_mut() {
+        if let Some(cache) = self.cache {
             cache.keep_method_id(method, id);
         }
         Some(id)
