@@ -191,6 +191,9 @@ impl Page<'_> {
     }
 
     /// The value of the JavaScript `expression` in the page (promises awaited).
+    /// Panics when a navigation of the page cuts the evaluation: where the
+    /// page may navigate, use [`Page::wait_for`] or
+    /// [`Page::evaluate_unless_navigated`].
     pub fn evaluate(&mut self, expression: &str) -> Value {
         let result = self
             .call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true, "awaitPromise": true }));
@@ -198,19 +201,24 @@ impl Page<'_> {
         result["result"]["value"].clone()
     }
 
-    /// [`Page::evaluate`], but `Null` while the page is navigating (the
-    /// target or its execution context replaced under the evaluation).
-    fn evaluate_unless_navigating(&mut self, expression: &str) -> Value {
+    /// [`Page::evaluate`], or `None` when a navigation of the page (a form
+    /// posted, a redirect, the page's own `location.href = ...`) replaced
+    /// its document under the evaluation: Chromium then answers "Inspected
+    /// target navigated or closed" (or the context was destroyed) instead
+    /// of the value. The evaluation is not made again here: an expression
+    /// with an effect (a POST) must run once, whether or not its answer
+    /// came back.
+    pub fn evaluate_unless_navigated(&mut self, expression: &str) -> Option<Value> {
         let params = json!({ "expression": expression, "returnByValue": true, "awaitPromise": true });
         let id = self.browser.send(Some(&self.session), "Runtime.evaluate", params);
-        let navigating = |text: &str| text.contains("navigated or closed") || text.contains("context was destroyed");
+        let navigated = |text: &str| text.contains("navigated or closed") || text.contains("context was destroyed");
         match self.browser.answer_or_error(id) {
-            Err(message) if navigating(&message.to_string()) => Value::Null,
+            Err(message) if navigated(&message.to_string()) => None,
             Err(message) => panic!("DevTools error: {message}"),
-            Ok(result) if result.get("exceptionDetails").is_some_and(|e| navigating(&e.to_string())) => Value::Null,
+            Ok(result) if result.get("exceptionDetails").is_some_and(|e| navigated(&e.to_string())) => None,
             Ok(result) => {
                 assert!(result.get("exceptionDetails").is_none(), "{expression} threw: {result}");
-                result["result"]["value"].clone()
+                Some(result["result"]["value"].clone())
             }
         }
     }
@@ -221,7 +229,7 @@ impl Page<'_> {
     /// Chromium refuses to evaluate in a page that is being replaced.
     pub fn wait_for(&mut self, expression: &str, deadline: Instant) -> (Value, bool) {
         loop {
-            let value = self.evaluate_unless_navigating(expression);
+            let value = self.evaluate_unless_navigated(expression).unwrap_or(Value::Null);
             let truthy = !matches!(value, Value::Null | Value::Bool(false)) && value != json!(0) && value != json!("");
             if truthy || Instant::now() >= deadline {
                 return (value, truthy);
