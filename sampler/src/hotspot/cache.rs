@@ -11,9 +11,10 @@
 //! Entries describe code, not a thread, so one cache serves every thread:
 //! threads running the same code (a server's workers) share its entries,
 //! and a thread with a large working set (javac's compiler walking a tree)
-//! has room. Measured on javac at 1 ms (BENCHMARKS.md, "The frame cache"):
-//! 128 entries per thread hit 63 % of compiled frames, 1,024 hit 84 %; a
-//! miss costs about ten times a hit. An nmethod freed and replaced at the
+//! has room. Measured on javac at 1 ms (BENCHMARKS.md, "The frame cache,
+//! shared by all threads"): 128 entries per thread hit 63 % of compiled
+//! frames, 1,024 per thread 84 %, this one 93 %; a miss costs about ten
+//! times a hit. An nmethod freed and replaced at the
 //! same address has another compilation id; a jmethodID whose class is
 //! unloaded no longer points to the method.
 //!
