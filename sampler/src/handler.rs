@@ -14,13 +14,16 @@
 //!    which is designed for signal handlers, and pcct's own walker
 //!    (`hotspot::walker`), which reads HotSpot's frames and structures;
 //! 5. **touches no lazily initialised state and no thread-locals** — the
-//!    slot table and counters are `static` atomics initialised at compile
+//!    slot table, the counters and the frame cache all threads share
+//!    (`hotspot::cache`) are `static` atomics initialised at compile
 //!    time; the thread's slot comes from the signal's `si_value`, checked
 //!    against the slot's generation (with its state, in one
 //!    compare-and-swap) and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
-//!    (the walkers get the slot's buffer and its capacity);
+//!    (the walkers get the slot's buffer and its capacity) and into the
+//!    static frame cache, whose entries it takes with one compare-and-swap
+//!    or leaves (it never waits for another thread);
 //! 8. **reads VM memory only through fault-safe reads** — every read pcct's
 //!    walker makes goes through `hotspot::safe_read`, whose fault handler
 //!    turns a bad pointer into a failed read (the walk stops, counted),

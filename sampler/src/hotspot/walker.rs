@@ -226,7 +226,7 @@ pub struct Memo<'a> {
 
 /// Walks the Java stack of the current thread (`JavaThread*` `thread`),
 /// interrupted with `registers`, into `out` (leaf first), with the frames
-/// and method ids earlier walks of the thread decoded in `cache`.
+/// and method ids earlier walks (of any thread) decoded in `cache`.
 pub fn walk(
     memory: &impl Memory,
     layout: &Layout,
