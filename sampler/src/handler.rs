@@ -94,7 +94,7 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
 use crate::hotspot::walker::{Broken, Ending};
-use crate::hotspot::{self, history::History, memory::VmMemory, walker};
+use crate::hotspot::{self, cache::FrameCache, history::History, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{HandlerResult, Slot, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
 
@@ -365,7 +365,7 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
                                 std::slice::from_raw_parts_mut(buffer.add(capacity), capacity),
                             ]
                         };
-                        let (memo, out) = history.memo(halves, Some(hotspot::frame_cache()));
+                        let (memo, out) = history.memo(halves, Some(FrameCache::process()));
                         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
                         history.finish(&walk);
                         walk
@@ -373,7 +373,7 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
                     None => {
                         // SAFETY: the half holds `capacity` frames and is ours (IN_HANDLER).
                         let out = unsafe { std::slice::from_raw_parts_mut(out_half, capacity) };
-                        let memo = walker::Memo { cache: Some(hotspot::frame_cache()), ..walker::Memo::default() };
+                        let memo = walker::Memo { cache: Some(FrameCache::process()), ..walker::Memo::default() };
                         walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo)
                     }
                 };

@@ -29,7 +29,7 @@
 //! a torn pair (one writer's method, another's id) fails the check that the
 //! id points back to the method.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
 /// Compiled frames kept by the process's cache (a power of two; 128 bytes each).
 pub const FRAMES: usize = 8192;
@@ -128,22 +128,78 @@ pub struct FrameCache {
     methods: &'static [MethodSlot],
 }
 
-static PROCESS_FRAMES: [FrameSlot; FRAMES] = [const { FrameSlot::empty() }; FRAMES];
-static PROCESS_METHODS: [MethodSlot; METHODS] = [const { [AtomicU64::new(0), AtomicU64::new(0)] }; METHODS];
-static PROCESS: FrameCache = FrameCache { frames: &PROCESS_FRAMES, methods: &PROCESS_METHODS };
+/// Asks the processor to load the cache line holding `address`, whatever
+/// the address (a prefetch never faults; a bad address is ignored).
+#[inline]
+pub fn prefetch(address: usize) {
+    // SAFETY: PREFETCHT0 only hints the cache; it reads no value, and on an
+    // unmapped or invalid address it does nothing (it cannot fault).
+    unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(address as *const i8) };
+}
+
+/// Size of an x86-64 huge page, which the process's tables fill, aligned to it.
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// The process's tables, in one huge page: a walk reads entries scattered
+/// over the whole table, and on 4 KiB pages each read of a new page was
+/// likely to miss the TLB too (the JVM's heap holds most of its entries; in
+/// a virtual machine a miss walks two page tables). Measured on javac at
+/// 1 ms (BENCHMARKS.md, "The frame cache in one huge page"): about 40 % of
+/// the walker's own time was the first read of a cache entry.
+#[repr(C, align(2097152))]
+struct Tables {
+    frames: [FrameSlot; FRAMES],
+    methods: [MethodSlot; METHODS],
+    _rest: [u8; HUGE_PAGE - FRAMES * 128 - METHODS * 16],
+}
+
+static TABLES: Tables = Tables {
+    frames: [const { FrameSlot::empty() }; FRAMES],
+    methods: [const { [AtomicU64::new(0), AtomicU64::new(0)] }; METHODS],
+    _rest: [0; HUGE_PAGE - FRAMES * 128 - METHODS * 16],
+};
+static PROCESS: FrameCache = FrameCache { frames: &TABLES.frames, methods: &TABLES.methods };
+
+/// Whether the kernel accepted [`advise_huge_page`].
+static HUGE_PAGE_ADVISED: AtomicBool = AtomicBool::new(false);
+
+/// Asks the kernel to back the process's tables with one huge page (one TLB
+/// entry for all of them; `madvise(MADV_HUGEPAGE)`, which transparent huge
+/// pages honour in their default `madvise` mode). Call before the first
+/// walk: the page is allocated when the tables are first touched. Refused
+/// where the loader did not align the tables (a C library older than 2.35
+/// ignores a shared library's segment alignment) or the kernel has no
+/// transparent huge pages: the tables then stay on small pages, as before.
+pub fn advise_huge_page() -> bool {
+    let address = &TABLES as *const Tables as usize;
+    // SAFETY: madvise on the static's own range (aligned, HUGE_PAGE long)
+    // changes only how the kernel backs its memory, never its contents.
+    let advised = address.is_multiple_of(HUGE_PAGE)
+        && unsafe { libc::madvise(address as *mut libc::c_void, HUGE_PAGE, libc::MADV_HUGEPAGE) } == 0;
+    HUGE_PAGE_ADVISED.store(advised, Ordering::Relaxed);
+    advised
+}
+
+/// Whether the process's tables were advised onto a huge page (the kernel
+/// may still back them with small pages if no huge page was free).
+pub fn huge_page_advised() -> bool {
+    HUGE_PAGE_ADVISED.load(Ordering::Relaxed)
+}
 
 /// The slot of `key` in a table of `size` (a power of two) entries: a
 /// bit mask, so no index is ever out of range; the caller still reads with
 /// `get` (no path that can panic in the handler).
 #[inline]
 fn index(key: usize, size: usize) -> usize {
-    // Fibonacci hashing of the address's bits above its alignment.
-    ((key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) & size.wrapping_sub(1)
+    // Fibonacci hashing of all the key's bits: return addresses are not
+    // aligned, and two calls five bytes apart must not share a slot.
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) & size.wrapping_sub(1)
 }
 
 impl FrameCache {
-    /// The process's cache: [`FRAMES`] frames and [`METHODS`] methods
-    /// (about 1.1 MiB of zero-initialised statics, touched as entries fill).
+    /// The process's cache: [`FRAMES`] frames and [`METHODS`] methods (about
+    /// 1.1 MiB of zero-initialised statics in a 2 MiB huge page's place:
+    /// [`advise_huge_page`]; on small pages, touched as entries fill).
     pub fn process() -> &'static FrameCache {
         &PROCESS
     }
@@ -168,6 +224,19 @@ impl FrameCache {
         let frame = slot.load();
         fence(Ordering::Acquire);
         (slot.sequence.load(Ordering::Relaxed) == before && frame.pc == pc).then_some(frame)
+    }
+
+    /// Asks the processor to bring the entry for `pc` into its cache (both
+    /// of its lines), so that a later [`FrameCache::frame`] finds it there:
+    /// a walk issues these for the frames it expects, and their misses
+    /// overlap instead of following one another. Never faults.
+    #[inline]
+    pub fn prefetch_frame(&self, pc: usize) {
+        if let Some(slot) = self.frames.get(index(pc, self.frames.len())) {
+            let address = slot as *const FrameSlot as usize;
+            prefetch(address);
+            prefetch(address.wrapping_add(64));
+        }
     }
 
     /// Keeps `entry` (replacing whatever shared its slot), unless another
@@ -303,5 +372,33 @@ pub(crate) mod tests {
         let bytes = FrameCache::process().bytes();
         assert_eq!(std::mem::size_of::<FrameSlot>(), 128);
         assert!((1 << 20..=(5 << 20) / 4).contains(&bytes), "{bytes} bytes");
+    }
+
+    #[test]
+    fn the_process_tables_fill_one_aligned_huge_page() {
+        assert_eq!(std::mem::size_of::<Tables>(), HUGE_PAGE);
+        assert_eq!(std::mem::align_of::<Tables>(), HUGE_PAGE);
+        assert!((&TABLES as *const Tables as usize).is_multiple_of(HUGE_PAGE), "the loader aligned the static");
+    }
+
+    #[test]
+    fn return_addresses_a_call_apart_get_slots_of_their_own() {
+        // Calls are five bytes or more apart; the slot is a hash of every
+        // bit of the address, not of its bits above the lowest three.
+        let size = FRAMES;
+        for base in [0x7f12_3456_7000usize, 0x7f00_0000_0001, 0x1_0000_0003] {
+            let slots: std::collections::HashSet<usize> = (0..64).map(|step| index(base + 5 * step, size)).collect();
+            assert!(slots.len() >= 60, "{} slots for 64 return addresses from {base:#x}", slots.len());
+        }
+    }
+
+    #[test]
+    fn prefetching_any_address_is_harmless() {
+        let cache = new_cache(8, 8);
+        for address in [0, 8, 0xFFF, 0x7FFF_FFFF_F000_0000, 0x8000_0000_0000_0000, usize::MAX] {
+            prefetch(address);
+            cache.prefetch_frame(address);
+        }
+        FrameCache::process().prefetch_frame(0x7f12_3456_7895);
     }
 }

@@ -12,6 +12,11 @@ pub trait Memory {
     fn u16(&self, address: usize) -> Option<u16>;
     fn u8(&self, address: usize) -> Option<u8>;
 
+    /// Asks for the memory at `address` to be brought into the processor's
+    /// cache for a later read (a hint: it reads nothing and cannot fault).
+    #[inline]
+    fn prefetch(&self, _address: usize) {}
+
     /// A pointer-sized word.
     #[inline]
     fn word(&self, address: usize) -> Option<usize> {
@@ -29,6 +34,11 @@ pub trait Memory {
 pub struct VmMemory;
 
 impl Memory for VmMemory {
+    #[inline]
+    fn prefetch(&self, address: usize) {
+        super::cache::prefetch(address);
+    }
+
     #[inline]
     fn u64(&self, address: usize) -> Option<u64> {
         super::safe_read::read_u64(address)

@@ -14,7 +14,7 @@
 //!
 //! [`init`] prepares it all on the sampler thread, after VMInit; the
 //! handler reads the result through [`vm`] (one atomic load) and shares
-//! decoded code with every thread through [`frame_cache`].
+//! decoded code with every thread through [`FrameCache::process`].
 
 pub mod cache;
 pub mod code;
@@ -78,13 +78,6 @@ pub fn vm() -> Option<&'static Vm> {
     VM.get()
 }
 
-/// The process's frame cache, shared by every thread's walks (static
-/// tables). Async-signal-safe.
-#[inline]
-pub fn frame_cache() -> &'static FrameCache {
-    FrameCache::process()
-}
-
 /// Why pcct's walker is not available (AsyncGetCallTrace alone walks).
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -115,6 +108,7 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
     let (mut layout, statics) = Layout::from_tables(&tables)?;
     layout.read_runtime(&VmMemory, &statics)?;
     let vm = Vm { layout, env_offset: env - java_thread };
+    cache::advise_huge_page();
     // The thread's own JavaThread must name its own OS thread.
     if walker::os_thread_id(&VmMemory, &layout, java_thread) != Some(crate::slots::current_tid()) {
         return Err(InitError::NoThread { env, thread: java_thread });
@@ -129,7 +123,7 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
 /// the frames it decoded, and marks of its output, so the next event's
 /// walk copies the frames that did not change (Whaley's marked frames)
 /// instead of decoding a deep stack again; decoded code goes to (and comes
-/// from) the process's [`frame_cache`]. Every read is a safe read. About
+/// from) the process's [`FrameCache::process`]. Every read is a safe read. About
 /// 16 KiB for the history plus 32 bytes a frame of `depth`.
 pub struct OwnWalks {
     history: Box<History>,
@@ -158,7 +152,7 @@ impl OwnWalks {
         }
         let half = self.history.next_half();
         let (first, second) = self.buffer.split_at_mut(self.capacity);
-        let (memo, out) = self.history.memo([first, second], Some(frame_cache()));
+        let (memo, out) = self.history.memo([first, second], Some(FrameCache::process()));
         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker::Registers::default(), out, memo);
         self.history.finish(&walk);
         let frames = &self.buffer[half * self.capacity..][..walk.frames];

@@ -242,6 +242,9 @@ pub fn walk(
     let Some(stack) = thread_stack(memory, layout, thread) else {
         return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread), reused: 0, cache_hits: 0, cache_stale: 0 };
     };
+    if let Some(previous) = previous {
+        prefetch_previous(memory, layout, cache, previous.marks);
+    }
     let previous = previous.filter(|previous| previous.marks.complete && previous.marks.is_whole());
     let mut walker = Walker {
         memory,
@@ -265,6 +268,23 @@ pub fn walk(
         marks.complete = ending == Ending::Complete;
     }
     Walk { frames: walker.written, ending, reused: walker.reused, cache_hits: walker.hits, cache_stale: walker.stale }
+}
+
+/// Asks the processor for what this walk will probably read, all at once:
+/// the frames of the thread's previous walk are mostly this walk's too (the
+/// bottom ones are verified by their nmethods' compilation ids, the new ones
+/// at the top run much the same code), so their frame-cache entries and
+/// compilation ids are fetched together instead of one miss after another
+/// as the walk goes down the stack. Hints only: nothing is read.
+fn prefetch_previous(memory: &impl Memory, layout: &Layout, cache: Option<&FrameCache>, marks: &MarkSet) {
+    for mark in marks.frames() {
+        if mark.kind == MarkKind::Compiled {
+            memory.prefetch(mark.key.wrapping_add(layout.blob.compile_id));
+        }
+        if let Some(cache) = cache {
+            cache.prefetch_frame(mark.pc);
+        }
+    }
 }
 
 /// The `JavaThread`'s stack bounds.
