@@ -392,7 +392,11 @@ impl<'r> Sampler<'r> {
         let depth = self.shared.config.depth;
         if !events.is_empty() {
             self.event_threads.clear();
-            let known = self.threads.iter().enumerate();
+            // Only the slots ever used: the table has room for MAX_THREADS
+            // (1.4 MB), and reading it all at every tick with an event cost
+            // the sampler 0.1-0.3 ms (perf on javac with allocation sampling).
+            let high = HIGH_WATER.load(Ordering::Acquire).min(self.threads.len());
+            let known = self.threads[..high].iter().enumerate();
             self.event_threads.extend(known.filter_map(|(slot, thread)| Some((thread.as_ref()?.tid, slot))));
             self.event_threads.sort_unstable();
         }
