@@ -3,8 +3,8 @@
 //! Decoding a compiled frame (find its code blob in the segment map, search
 //! its PcDescs, decode its inlined scopes, look each method's jmethodID up)
 //! costs about fifty reads of scattered VM memory; a [`FrameCache`] hit
-//! costs two (the cached nmethod's compilation id and method, to check the
-//! code at that address is still the same compilation). Interpreted frames
+//! costs one (the cached nmethod's compilation id, unique for the VM's
+//! life, to check the code at that address is still the same compilation). Interpreted frames
 //! keep their `Method*` -> jmethodID lookups likewise (checked by one read:
 //! a jmethodID points back to its method).
 //!
