@@ -22,7 +22,8 @@ pub fn prepare(choice: StackWalker, jvmti: Jvmti, jni: Jni) -> (String, bool) {
     });
     match pcct_sampler::hotspot::init(jni.raw() as usize, java_thread.unwrap_or(0)) {
         Ok(vm) => {
-            let pages = if pcct_sampler::hotspot::cache::huge_page_advised() { "a huge page" } else { "small pages" };
+            let pages =
+                if pcct_sampler::hotspot::frame_cache_huge_page() { "a huge page (advised)" } else { "small pages" };
             let walker = format!("pcct's own (HotSpot {}), AsyncGetCallTrace as the fallback", vm.layout.major);
             (format!("{walker}; frame cache on {pages}"), false)
         }

@@ -29,7 +29,9 @@
 //!    turns a bad pointer into a failed read (the walk stops, counted),
 //!    never a crash; the walker bounds every loop and checks every address
 //!    it follows (the thread's stack, the code heaps, jmethodIDs that point
-//!    back to their method).
+//!    back to their method). It also issues prefetch hints for VM addresses
+//!    (`PREFETCHT0`: no value is read, and no address, however bad, can
+//!    fault).
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
 //! async-signal-safe). The process id a signal must come from is read once,

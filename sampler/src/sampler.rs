@@ -999,7 +999,10 @@ mod tests {
         let shared = Arc::new(Shared::new(config).expect("shared"));
         let registry = Arc::new(Registry::new(DEPTH));
         let mut names = FakeNames;
-        let mut sampler = Sampler::new(Arc::clone(&shared), registry, &mut names);
+        // A registration, so that the slots in use (which the events' map
+        // of threads is built from) include slot 0, the thread's here.
+        let key = registry.register(1_000_001, std::ptr::null_mut(), crate::slots::ThreadOrigin::Started);
+        let mut sampler = Sampler::new(Arc::clone(&shared), Arc::clone(&registry), &mut names);
         sampler.threads[0] = Some(ThreadState::new(1, 1, 0, 0));
         let queue = shared.events.as_ref().expect("a queue");
         let event = |kind, class: &str, weight| crate::events::Event {
@@ -1035,6 +1038,8 @@ mod tests {
         let counters = shared.counters.snapshot();
         assert_eq!((counters.allocations_recorded, counters.alloc_bytes_recorded), (1, 4096));
         assert_eq!((counters.monitor_waits_recorded, counters.lock_wait_ns_recorded), (1, 5_000));
+        drop(profile);
+        registry.retire_key(key.expect("registered"));
     }
 
     #[test]

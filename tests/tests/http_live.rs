@@ -392,7 +392,7 @@ per_jdk! {
         // Which walker walks, and the debug information compiled code has.
         let walker = shown["walker"].as_str().expect("walker");
         assert!(walker.starts_with(&format!("pcct's own (HotSpot {})", jdk.major)), "{walker}");
-        assert!(walker.ends_with("frame cache on a huge page") || walker.ends_with("frame cache on small pages"), "{walker}");
+        assert!(walker.ends_with("frame cache on a huge page (advised)") || walker.ends_with("frame cache on small pages"), "{walker}");
         assert!(shown["debug_info"].as_str().expect("debug_info").starts_with("DebugNonSafepoints"), "{shown:#}");
         assert_eq!(u64_at(&shown, "/profile/interval_ns"), 20_000_000);
         // The tick in progress still runs at the old interval: start after it.

@@ -4,9 +4,10 @@
 //! its PcDescs, decode its inlined scopes, look each method's jmethodID up)
 //! costs about fifty reads of scattered VM memory; a [`FrameCache`] hit
 //! costs one (the cached nmethod's compilation id, unique for the VM's
-//! life, to check the code at that address is still the same compilation). Interpreted frames
-//! keep their `Method*` -> jmethodID lookups likewise (checked by one read:
-//! a jmethodID points back to its method).
+//! life, to check the code at that address is still the same
+//! compilation). Interpreted frames keep their `Method*` -> jmethodID
+//! lookups likewise (checked by one read: a jmethodID points back to its
+//! method).
 //!
 //! Entries describe code, not a thread, so one cache serves every thread:
 //! threads running the same code (a server's workers) share its entries,
@@ -14,9 +15,9 @@
 //! has room. Measured on javac at 1 ms (BENCHMARKS.md, "The frame cache,
 //! shared by all threads"): 128 entries per thread hit 63 % of compiled
 //! frames, 1,024 per thread 84 %, this one 93 %; a miss costs about ten
-//! times a hit. An nmethod freed and replaced at the
-//! same address has another compilation id; a jmethodID whose class is
-//! unloaded no longer points to the method.
+//! times a hit. An nmethod freed and replaced at the same address has
+//! another compilation id; a jmethodID whose class is unloaded no longer
+//! points to the method.
 //!
 //! Concurrency: signal handlers on many threads (and event callbacks) read
 //! and write entries at once, so every entry is a sequence lock of atomic
@@ -29,7 +30,7 @@
 //! a torn pair (one writer's method, another's id) fails the check that the
 //! id points back to the method.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// Compiled frames kept by the process's cache (a power of two; 128 bytes each).
 pub const FRAMES: usize = 8192;
@@ -43,10 +44,9 @@ pub const METHODS: usize = 4096;
 pub struct CachedFrame {
     /// The return address (0: empty).
     pub pc: usize,
-    /// The nmethod, its compilation id and its `Method*` when decoded.
+    /// The nmethod and its compilation id when decoded.
     pub blob: usize,
     pub compile_id: u32,
-    pub method: usize,
     /// Frame size in words.
     pub frame_size: u32,
     /// Scopes, innermost first: jmethodIDs and bytecode indices.
@@ -55,15 +55,14 @@ pub struct CachedFrame {
     pub bcis: [i32; SCOPES],
 }
 
-/// Words of a frame entry: pc, blob, method, compile id and frame size,
-/// count, the method ids, the bcis two to a word.
-const WORDS: usize = 5 + SCOPES + SCOPES / 2;
+/// Words of a frame entry: pc, blob, compile id and frame size, count,
+/// the method ids, the bcis two to a word.
+const WORDS: usize = 4 + SCOPES + SCOPES / 2;
 const PC: usize = 0;
 const BLOB: usize = 1;
-const METHOD: usize = 2;
-const SIZES: usize = 3;
-const COUNT: usize = 4;
-const IDS: usize = 5;
+const SIZES: usize = 2;
+const COUNT: usize = 3;
+const IDS: usize = 4;
 const BCIS: usize = IDS + SCOPES;
 
 /// One entry: a sequence (odd while written) and the frame's words.
@@ -89,7 +88,6 @@ impl FrameSlot {
             pc: word(PC) as usize,
             blob: word(BLOB) as usize,
             compile_id: sizes as u32,
-            method: word(METHOD) as usize,
             frame_size: (sizes >> 32) as u32,
             count: word(COUNT).min(SCOPES as u64) as u8,
             ..CachedFrame::default()
@@ -105,7 +103,6 @@ impl FrameSlot {
         let put = |index: usize, value: u64| self.words[index].store(value, Ordering::Relaxed);
         put(PC, frame.pc as u64);
         put(BLOB, frame.blob as u64);
-        put(METHOD, frame.method as u64);
         put(SIZES, u64::from(frame.compile_id) | (u64::from(frame.frame_size) << 32));
         put(COUNT, u64::from(frame.count));
         for index in 0..SCOPES {
@@ -144,8 +141,8 @@ pub const HUGE_PAGE: usize = 2 << 20;
 /// over the whole table, and on 4 KiB pages each read of a new page was
 /// likely to miss the TLB too (the JVM's heap holds most of its entries; in
 /// a virtual machine a miss walks two page tables). Measured on javac at
-/// 1 ms (BENCHMARKS.md, "The frame cache in one huge page"): about 40 % of
-/// the walker's own time was the first read of a cache entry.
+/// 1 ms (BENCHMARKS.md, "The frame cache in one huge page"): 59 % of the
+/// walker's own time was the first read of a cache entry.
 #[repr(C, align(2097152))]
 struct Tables {
     frames: [FrameSlot; FRAMES],
@@ -160,30 +157,20 @@ static TABLES: Tables = Tables {
 };
 static PROCESS: FrameCache = FrameCache { frames: &TABLES.frames, methods: &TABLES.methods };
 
-/// Whether the kernel accepted [`advise_huge_page`].
-static HUGE_PAGE_ADVISED: AtomicBool = AtomicBool::new(false);
-
-/// Asks the kernel to back the process's tables with one huge page (one TLB
-/// entry for all of them; `madvise(MADV_HUGEPAGE)`, which transparent huge
-/// pages honour in their default `madvise` mode). Call before the first
-/// walk: the page is allocated when the tables are first touched. Refused
-/// where the loader did not align the tables (a C library older than 2.35
-/// ignores a shared library's segment alignment) or the kernel has no
-/// transparent huge pages: the tables then stay on small pages, as before.
-pub fn advise_huge_page() -> bool {
-    let address = &TABLES as *const Tables as usize;
-    // SAFETY: madvise on the static's own range (aligned, HUGE_PAGE long)
-    // changes only how the kernel backs its memory, never its contents.
-    let advised = address.is_multiple_of(HUGE_PAGE)
-        && unsafe { libc::madvise(address as *mut libc::c_void, HUGE_PAGE, libc::MADV_HUGEPAGE) } == 0;
-    HUGE_PAGE_ADVISED.store(advised, Ordering::Relaxed);
-    advised
+/// The tables' address and length, as the loader placed them (for
+/// [`super::advise_huge_page`]). The compiler assumes the static is as
+/// aligned as its type says, so the address goes through `black_box`
+/// before anyone checks its alignment (else the check is folded to true,
+/// and a C library that ignored the alignment would go unseen).
+pub(super) fn tables() -> (usize, usize) {
+    (std::hint::black_box(&TABLES as *const Tables) as usize, HUGE_PAGE)
 }
 
-/// Whether the process's tables were advised onto a huge page (the kernel
-/// may still back them with small pages if no huge page was free).
-pub fn huge_page_advised() -> bool {
-    HUGE_PAGE_ADVISED.load(Ordering::Relaxed)
+/// Writes to the tables without changing them: the first write to a range
+/// advised onto a huge page is where the kernel allocates (and zeroes) it,
+/// which should happen on the caller's thread, not in a signal handler.
+pub(super) fn touch_tables() {
+    TABLES.frames[0].sequence.fetch_add(0, Ordering::Relaxed);
 }
 
 /// The slot of `key` in a table of `size` (a power of two) entries: a
@@ -199,7 +186,7 @@ fn index(key: usize, size: usize) -> usize {
 impl FrameCache {
     /// The process's cache: [`FRAMES`] frames and [`METHODS`] methods (about
     /// 1.1 MiB of zero-initialised statics in a 2 MiB huge page's place:
-    /// [`advise_huge_page`]; on small pages, touched as entries fill).
+    /// [`super::advise_huge_page`]; on small pages, touched as entries fill).
     pub fn process() -> &'static FrameCache {
         &PROCESS
     }
@@ -296,7 +283,6 @@ pub(crate) mod tests {
             pc,
             blob: tag,
             compile_id: tag as u32,
-            method: tag + 1,
             frame_size: 7,
             count: 3,
             method_ids: [tag, tag + 1, tag + 2, 0, 0, 0],
@@ -378,7 +364,7 @@ pub(crate) mod tests {
     fn the_process_tables_fill_one_aligned_huge_page() {
         assert_eq!(std::mem::size_of::<Tables>(), HUGE_PAGE);
         assert_eq!(std::mem::align_of::<Tables>(), HUGE_PAGE);
-        assert!((&TABLES as *const Tables as usize).is_multiple_of(HUGE_PAGE), "the loader aligned the static");
+        assert!(tables().0.is_multiple_of(HUGE_PAGE), "the loader aligned the static");
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod safe_read;
 pub mod vmstructs;
 pub mod walker;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::agct::CallFrame;
@@ -78,6 +79,43 @@ pub fn vm() -> Option<&'static Vm> {
     VM.get()
 }
 
+/// Whether the kernel accepted [`advise_huge_page`].
+static HUGE_PAGE_ADVISED: AtomicBool = AtomicBool::new(false);
+
+/// Where the kernel says whether transparent huge pages are used at all.
+const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+/// Asks the kernel to back the frame cache's tables with one huge page (one
+/// TLB entry for all of them; `madvise(MADV_HUGEPAGE)`, which transparent
+/// huge pages honour in their default `madvise` mode), then touches them so
+/// that the page is taken now, on the calling thread, not in the first
+/// walk's signal handler. Called by [`init`], before the first walk. Not
+/// asked where the loader did not align the tables (a C library older than
+/// 2.35 ignores a shared library's segment alignment), where transparent
+/// huge pages are off (`never` in [`THP_ENABLED`]) or where the kernel
+/// refuses: the tables then stay on small pages.
+fn advise_huge_page() -> bool {
+    let (address, length) = cache::tables();
+    let off = std::fs::read_to_string(THP_ENABLED).map_or(true, |modes| modes.contains("[never]"));
+    // SAFETY: madvise on the static's own range (aligned, `length` long)
+    // changes only how the kernel backs its memory, never its contents.
+    let advised = !off
+        && address.is_multiple_of(cache::HUGE_PAGE)
+        && unsafe { libc::madvise(address as *mut libc::c_void, length, libc::MADV_HUGEPAGE) } == 0;
+    if advised {
+        cache::touch_tables();
+    }
+    HUGE_PAGE_ADVISED.store(advised, Ordering::Relaxed);
+    advised
+}
+
+/// Whether the frame cache's tables were advised onto a huge page (the
+/// kernel may still back them with small pages if no huge page was free
+/// when they were touched).
+pub fn frame_cache_huge_page() -> bool {
+    HUGE_PAGE_ADVISED.load(Ordering::Relaxed)
+}
+
 /// Why pcct's walker is not available (AsyncGetCallTrace alone walks).
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
@@ -108,7 +146,7 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
     let (mut layout, statics) = Layout::from_tables(&tables)?;
     layout.read_runtime(&VmMemory, &statics)?;
     let vm = Vm { layout, env_offset: env - java_thread };
-    cache::advise_huge_page();
+    advise_huge_page();
     // The thread's own JavaThread must name its own OS thread.
     if walker::os_thread_id(&VmMemory, &layout, java_thread) != Some(crate::slots::current_tid()) {
         return Err(InitError::NoThread { env, thread: java_thread });

@@ -277,10 +277,8 @@ pub fn walk(
 /// compilation ids are fetched together instead of one miss after another
 /// as the walk goes down the stack. Hints only: nothing is read.
 fn prefetch_previous(memory: &impl Memory, layout: &Layout, cache: Option<&FrameCache>, marks: &MarkSet) {
-    for mark in marks.frames() {
-        if mark.kind == MarkKind::Compiled {
-            memory.prefetch(mark.key.wrapping_add(layout.blob.compile_id));
-        }
+    for mark in marks.frames().iter().filter(|mark| mark.kind == MarkKind::Compiled) {
+        memory.prefetch(mark.key.wrapping_add(layout.blob.compile_id));
         if let Some(cache) = cache {
             cache.prefetch_frame(mark.pc);
         }
@@ -643,7 +641,6 @@ impl<M: Memory> Walker<'_, M> {
             pc: position.pc,
             blob: blob.address,
             compile_id: code::compile_id(self.memory, self.layout, blob).unwrap_or(0),
-            method,
             frame_size: blob.frame_size as u32,
             count: count as u8,
             ..CachedFrame::default()
@@ -672,7 +669,10 @@ impl<M: Memory> Walker<'_, M> {
         let entry = self.cache?.frame(position.pc)?;
         // Compilation ids are unique for the VM's life: an nmethod at that
         // address with that id is the compilation decoded. (Its method is
-        // not read too: it is on another cache line, a second miss per frame.)
+        // not read too: it is on another cache line, a second miss per frame.
+        // What is left: code freed and replaced by a blob that starts
+        // elsewhere, whose bytes at that offset happen to equal the id; the
+        // frame is then misnamed, every read still a safe one.)
         let compile_id = self.memory.u32(entry.blob.wrapping_add(self.layout.blob.compile_id));
         if compile_id != Some(entry.compile_id) {
             self.stale += 1;
