@@ -448,6 +448,9 @@ impl Agent {
         if self.dying.swap(true, Ordering::AcqRel) {
             return;
         }
+        // The JIT thread leaves its wait now (the VM waits for threads in
+        // native code before it exits).
+        self.shared.jit.stop();
         self.shared.control.request_stop();
         let deadline = Instant::now() + Duration::from_secs(3);
         while !self.shared.finished.load(Ordering::Acquire) && Instant::now() < deadline {

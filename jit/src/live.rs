@@ -108,6 +108,8 @@ pub struct Jit {
     wake: Condvar,
     restart: AtomicBool,
     serving: AtomicBool,
+    /// The VM is dying: the JIT thread's wait ends at once.
+    stopping: AtomicBool,
 }
 
 impl Default for Jit {
@@ -125,6 +127,7 @@ impl Jit {
             wake: Condvar::new(),
             restart: AtomicBool::new(false),
             serving: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
         }
     }
 
@@ -176,10 +179,24 @@ impl Jit {
         Ok(answer)
     }
 
-    /// The JIT thread's wait: a restart first, then the oldest request.
+    /// Ends the JIT thread's wait now and every later one (VMDeath): a thread
+    /// in native code holds up the VM's exit for up to 300 ms (HotSpot's
+    /// `VM_Exit` waits for threads in native to block), and this one waited
+    /// up to its poll's 100 ms, on every exit.
+    pub fn stop(&self) {
+        let _queue = self.queue.lock();
+        self.stopping.store(true, Ordering::Release);
+        self.wake.notify_all();
+    }
+
+    /// The JIT thread's wait: a restart first, then the oldest request;
+    /// [`Work::Idle`] at once after [`Jit::stop`].
     pub fn next_work(&self, timeout: Duration) -> Work {
         let mut queue = self.queue.lock();
         loop {
+            if self.stopping.load(Ordering::Acquire) {
+                return Work::Idle;
+            }
             if self.restart.swap(false, Ordering::AcqRel) {
                 return Work::Restart;
             }
@@ -199,6 +216,29 @@ impl Jit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `stop` ends a wait in progress (the JIT thread waiting for work while
+    /// the VM exits) and every later wait, whichever comes first.
+    #[test]
+    fn stop_ends_the_wait_at_once_and_every_later_one() {
+        let jit = std::sync::Arc::new(Jit::default());
+        let waiter = {
+            let jit = std::sync::Arc::clone(&jit);
+            std::thread::spawn(move || {
+                let started = std::time::Instant::now();
+                let work = jit.next_work(Duration::from_secs(600));
+                (matches!(work, Work::Idle), started.elapsed())
+            })
+        };
+        // Whether the waiter is already waiting or not yet: either way it returns.
+        std::thread::sleep(Duration::from_millis(20));
+        jit.stop();
+        let (idle, waited) = waiter.join().expect("the waiter");
+        assert!(idle && waited < Duration::from_secs(60), "waited {waited:?}");
+        let started = std::time::Instant::now();
+        assert!(matches!(jit.next_work(Duration::from_secs(600)), Work::Idle));
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
 
     #[test]
     fn requests_wait_for_a_serving_thread_and_are_bounded() {
