@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Alternated runs of agent builds or options on one real workload: the A/B of a
+change to the signal handler, the walker or the sampler thread (BENCHMARKS.md,
+"The frame cache in one huge page").
+
+Each variant is an agent library, optionally with extra agent options after a
+`|`; every round runs each variant once, in the order given, so slow drifts of
+a noisy machine fall on all of them. Per run it prints what the agent measured
+of itself (its profile's `sampler` section): the handler's CPU per call and per
+walked sample, the sampler thread's CPU, the drain's mean time per tick, the
+event callbacks' CPU, walks, and frames walked and reused; then the medians per
+variant. The workload is set up as benches/jvm/harness.py sets it up (javac
+compiling java/util, or H2 running its script), at `interval=1ms` unless the
+options say otherwise.
+
+  python3 benches/jvm/handler_ab.py --workload javac --rounds 4 \\
+      /tmp/before.so target/release/libpcct_agent.so 'target/release/libpcct_agent.so|walker=agct'
+
+Run nothing else meanwhile: these are CPU times of one process's threads, and
+a busy machine moves them by ±10 %.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness  # noqa: E402  (the workloads' setup and the JVM)
+
+
+def measure(variant, setup, out_dir):
+    """One run of `variant` ("lib.so" or "lib.so|options"); its sampler figures."""
+    library, _, extra = variant.partition("|")
+    profile = Path(out_dir) / "profile.json"
+    options = f"interval=1ms,http=off,quiet=on,file={profile}" + (f",{extra}" if extra else "")
+    if setup.get("clean"):
+        subprocess.run(["rm", "-rf", str(setup["clean"])], check=True)
+        Path(setup["clean"]).mkdir(parents=True)
+    command = [str(harness.JAVA), f"-agentpath:{Path(library).resolve()}={options}", *setup["args"]]
+    done = subprocess.run(command, cwd=setup["cwd"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{variant}: exit status {done.returncode}: {done.stderr[-2000:]}")
+    sampler = json.loads(profile.read_text())["sampler"]
+    handler, drain = sampler["handler_time"], sampler["drain_time"]
+    walked = sampler["walks_vm"] + sampler["walks_agct"] + sampler["walks_partial"]
+    return {
+        "handler µs/call": handler["sum_ns"] / max(handler["count"], 1) / 1e3,
+        "handler µs/walked": handler["sum_ns"] / max(walked, 1) / 1e3,
+        "sampler s": sampler["sampler_cpu_ns"] / 1e9,
+        "drain µs/tick": drain["sum_ns"] / max(drain["count"], 1) / 1e3,
+        "callbacks s": sampler.get("callback_time", {}).get("sum_ns", 0) / 1e9,
+        "walked": walked,
+        "frames": sampler["frames_walked"],
+        "reused": sampler["frames_reused"],
+    }
+
+
+def line(label, figures):
+    return f"{label:40} " + "  ".join(
+        f"{key} {value:8.2f}" if isinstance(value, float) else f"{key} {value:8d}" for key, value in figures.items())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", choices=["javac", "h2"], default="javac")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("variants", nargs="+", help="agent.so or 'agent.so|extra,options'")
+    args = parser.parse_args()
+    harness.ensure_jdk()
+    setup = harness.WORKLOADS[args.workload](args, None)
+    results = {variant: [] for variant in args.variants}
+    with tempfile.TemporaryDirectory(prefix="pcct-ab-") as out_dir:
+        for round_index in range(args.rounds):
+            for variant in args.variants:
+                figures = measure(variant, setup, out_dir)
+                results[variant].append(figures)
+                print(line(f"{round_index + 1} {variant}", figures), flush=True)
+    print(f"\nmedians of {args.rounds} rounds ({args.workload}):")
+    for variant, runs in results.items():
+        medians = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        print(line(variant, {k: float(v) if isinstance(v, float) else int(v) for k, v in medians.items()}))
+
+
+if __name__ == "__main__":
+    main()
