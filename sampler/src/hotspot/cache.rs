@@ -381,10 +381,14 @@ pub(crate) mod tests {
     #[test]
     fn prefetching_any_address_is_harmless() {
         let cache = new_cache(8, 8);
-        for address in [0, 8, 0xFFF, 0x7FFF_FFFF_F000_0000, 0x8000_0000_0000_0000, usize::MAX] {
+        cache.keep_frame(&frame(0x1000, 10));
+        for address in [0, 8, 0xFFF, 0x1000, 0x7FFF_FFFF_F000_0000, 0x8000_0000_0000_0000, usize::MAX] {
             prefetch(address);
             cache.prefetch_frame(address);
         }
         FrameCache::process().prefetch_frame(0x7f12_3456_7895);
+        // Hints change nothing: the kept frame reads back whole, others miss.
+        assert_eq!(cache.frame(0x1000), Some(frame(0x1000, 10)));
+        assert_eq!(cache.frame(0x7FFF_FFFF_F000_0000), None);
     }
 }

@@ -55,6 +55,14 @@ pub struct Mark {
     pub emitted: u32,
 }
 
+impl Mark {
+    /// What identifies an nmethod's frame (`nmethod`, its frame `size` in
+    /// words, its `compile_id`); the walk adds the position.
+    pub fn compiled(nmethod: usize, size: u32, compile_id: u32) -> Mark {
+        Mark { kind: MarkKind::Compiled, size, key: nmethod, check: compile_id as usize, ..Mark::default() }
+    }
+}
+
 /// The frames of one walk, top (leaf) first, stack pointers ascending.
 #[derive(Clone, Debug)]
 pub struct MarkSet {

@@ -94,7 +94,7 @@ const THP_ENABLED: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
 /// 2.35 ignores a shared library's segment alignment), where transparent
 /// huge pages are off (`never` in [`THP_ENABLED`]) or where the kernel
 /// refuses: the tables then stay on small pages.
-fn advise_huge_page() -> bool {
+fn advise_huge_page() {
     let (address, length) = cache::tables();
     let off = std::fs::read_to_string(THP_ENABLED).map_or(true, |modes| modes.contains("[never]"));
     // SAFETY: madvise on the static's own range (aligned, `length` long)
@@ -106,7 +106,6 @@ fn advise_huge_page() -> bool {
         cache::touch_tables();
     }
     HUGE_PAGE_ADVISED.store(advised, Ordering::Relaxed);
-    advised
 }
 
 /// Whether the frame cache's tables were advised onto a huge page (the
@@ -146,11 +145,12 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
     let (mut layout, statics) = Layout::from_tables(&tables)?;
     layout.read_runtime(&VmMemory, &statics)?;
     let vm = Vm { layout, env_offset: env - java_thread };
-    advise_huge_page();
     // The thread's own JavaThread must name its own OS thread.
     if walker::os_thread_id(&VmMemory, &layout, java_thread) != Some(crate::slots::current_tid()) {
         return Err(InitError::NoThread { env, thread: java_thread });
     }
+    // Only for a walker that will walk: the advice takes the huge page.
+    advise_huge_page();
     Ok(VM.get_or_init(|| vm))
 }
 

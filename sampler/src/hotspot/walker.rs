@@ -601,26 +601,28 @@ impl<M: Memory> Walker<'_, M> {
                 return Ok(Some(caller));
             }
         }
-        self.compiled_scopes(position, blob, method)?;
+        let compile_id = code::compile_id(self.memory, self.layout, blob);
+        self.compiled_scopes(position, blob, method, compile_id.unwrap_or(0))?;
         if blob.frame_size == 0 {
             return Err(Broken::Compiled);
         }
-        if let Some(compile_id) = code::compile_id(self.memory, self.layout, blob) {
-            self.mark = Mark {
-                kind: MarkKind::Compiled,
-                size: blob.frame_size as u32,
-                key: blob.address,
-                check: compile_id as usize,
-                ..Mark::default()
-            };
+        if let Some(compile_id) = compile_id {
+            self.mark = Mark::compiled(blob.address, blob.frame_size as u32, compile_id);
         }
         self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Compiled)
     }
 
     /// Emits the Java frames of a compiled frame: its inlined scopes at the
     /// pc, or the nmethod's method when the pc has no debug information;
-    /// a return address's frames are kept in the cache.
-    fn compiled_scopes(&mut self, position: Position, blob: &Blob, method: usize) -> Result<(), Broken> {
+    /// a return address's frames are kept in the cache (with the nmethod's
+    /// `compile_id`, 0 when unreadable: not kept).
+    fn compiled_scopes(
+        &mut self,
+        position: Position,
+        blob: &Blob,
+        method: usize,
+        compile_id: u32,
+    ) -> Result<(), Broken> {
         let mut scopes = [Scope { method: 0, bci: 0 }; MAX_SCOPES];
         // The first PcDesc at or after the pc, as AsyncGetCallTrace takes it
         // (`pc_desc_at(pc)`, else `pc_desc_near(pc + 1)`): a return address
@@ -640,7 +642,7 @@ impl<M: Memory> Walker<'_, M> {
         let mut entry = CachedFrame {
             pc: position.pc,
             blob: blob.address,
-            compile_id: code::compile_id(self.memory, self.layout, blob).unwrap_or(0),
+            compile_id,
             frame_size: blob.frame_size as u32,
             count: count as u8,
             ..CachedFrame::default()
@@ -682,13 +684,7 @@ impl<M: Memory> Walker<'_, M> {
         for index in 0..entry.count as usize {
             self.emit(entry.method_ids[index], entry.bcis[index]);
         }
-        self.mark = Mark {
-            kind: MarkKind::Compiled,
-            size: entry.frame_size,
-            key: entry.blob,
-            check: entry.compile_id as usize,
-            ..Mark::default()
-        };
+        self.mark = Mark::compiled(entry.blob, entry.frame_size, entry.compile_id);
         Some(self.caller_by_size(position.sp, entry.frame_size as usize).map(Some).ok_or(Broken::Compiled))
     }
 
