@@ -8,6 +8,8 @@
 //! Exact comparisons need a profile that holds still while it is read:
 //! sampling is paused (`POST /api/sampling`) around each read, and a read
 //! waits until every signal sent has its outcome (nothing is in flight).
+//! Windows scraped at once while sampling runs (no pause) are checked by
+//! their spans instead: a window inside another holds no more of any stack.
 
 use std::time::{Duration, Instant};
 
@@ -121,6 +123,95 @@ per_jdk! {
             );
             before = after;
             windows += 1;
+        }
+        let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
+        finished.assert_success();
+        assert_no_hs_err(fixture.dir());
+    }
+}
+
+/// `(start, end)` of a window in Unix nanoseconds, from its profile.
+fn span(profile: &Profile) -> (i64, i64) {
+    (profile.time_nanos, profile.time_nanos + profile.duration_nanos)
+}
+
+/// Whether `inner` lies inside `outer`. A window's start is the instant
+/// of its first snapshot (taken under the profile's lock, so two windows'
+/// starts are ordered); its end is read after its last snapshot, late by
+/// the time it took to cut the window: `margin` nanoseconds must spare
+/// at that end.
+fn inside(inner: (i64, i64), outer: (i64, i64), margin: i64) -> bool {
+    inner.0 > outer.0 && inner.1 + margin <= outer.1
+}
+
+/// Asserts `smaller` holds no more of any stack, in any sample type, than `larger`.
+fn assert_within(smaller: &Stacks, larger: &Stacks, what: &str) {
+    let excess: Vec<_> =
+        difference(larger, smaller).into_iter().filter(|(_, values)| values.iter().any(|&v| v < 0)).collect();
+    assert!(excess.is_empty(), "{what}: stacks with more than the larger span holds: {excess:?}");
+}
+
+/// Merges `b` into `a`, stack by stack.
+fn sum(mut a: Stacks, b: &Stacks) -> Stacks {
+    for (frames, values) in b {
+        let entry = a.entry(frames.clone()).or_insert_with(|| vec![0; values.len()]);
+        for (total, value) in entry.iter_mut().zip(values) {
+            *total += value;
+        }
+    }
+    a
+}
+
+per_jdk! {
+    /// Windows scraped at once while sampling runs (no pause): a 6 s window
+    /// and, inside it, two 2 s windows one after the other. Each holds its
+    /// own span: the two short ones (disjoint) hold together no more of any
+    /// stack than the long one, the long one no more than the cumulative
+    /// profile grew over it, and every one holds the busy thread's samples.
+    /// (Exact equality needs a profile that holds still: the test above.)
+    fn concurrent_windows_each_hold_their_own_span(jdk) {
+        let fixture = Fixture::new("pprof-concurrent");
+        let served = live_target(jdk, &fixture);
+        let client = served.client.clone();
+        samples_beyond(&client, 0, 50);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            assert!(attempts <= 3, "the machine was too slow to fit two 2 s windows in a 6 s one, three times");
+            let before = stacks(&decode(&get_bytes(&client, "/api/pprof").0));
+            let long = {
+                let client = client.clone().with_timeout(Duration::from_secs(120));
+                std::thread::spawn(move || get_bytes(&client, "/debug/pprof/profile?seconds=6"))
+            };
+            poll_until(Instant::now() + SOON, || (u64_at(&client.get_json("/api/status"), "/windows/open") >= 1).then_some(()))
+                .expect("the long window opens");
+            let slow = client.clone().with_timeout(Duration::from_secs(120));
+            let short = [0, 1].map(|_| get_bytes(&slow, "/debug/pprof/profile?seconds=2"));
+            let long = long.join().expect("the long window's scraper");
+            let after = stacks(&decode(&get_bytes(&client, "/api/pprof").0));
+            for (_, kind) in short.iter().chain([&long]) {
+                assert_eq!(kind.as_deref(), Some("whole"));
+            }
+            let [first, second] = short.map(|(bytes, _)| decode(&bytes));
+            let long = decode(&long.0);
+            const MARGIN: i64 = 50_000_000;
+            if !(inside(span(&first), span(&long), MARGIN) && inside(span(&second), span(&long), MARGIN)) {
+                continue;
+            }
+            assert!(span(&first).1 <= span(&second).0, "{:?} then {:?}", span(&first), span(&second));
+            for (window, seconds) in [(&first, 2), (&second, 2), (&long, 6)] {
+                assert!(window.duration_nanos >= seconds * 1_000_000_000, "{}", window.duration_nanos);
+                assert!(totals(window)[0] >= 20, "a {seconds} s window: {:?}", totals(window));
+                assert!(
+                    stacks(window).keys().any(|frames| frames.last().is_some_and(|leaf| leaf.starts_with("LiveTarget."))),
+                    "{:?}", stacks(window).keys().collect::<Vec<_>>()
+                );
+            }
+            let shorts = sum(stacks(&first), &stacks(&second));
+            assert_within(&shorts, &stacks(&long), "the two 2 s windows against the 6 s one around them");
+            assert_within(&stacks(&long), &difference(&after, &before), "the 6 s window against the profile's growth");
+            assert!(totals(&long)[0] > totals(&first)[0] && totals(&long)[0] > totals(&second)[0]);
+            break;
         }
         let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
         finished.assert_success();

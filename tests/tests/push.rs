@@ -3,8 +3,10 @@
 //! - a receiver that refuses the first windows (503) gets them all later,
 //!   and the windows it received add up, stack by stack, to the whole
 //!   profile: nothing is lost while it refused;
-//! - a dead receiver (nothing listens) costs no samples: sampling goes on,
-//!   the failures are counted, the JVM exits on time.
+//! - a dead receiver costs no samples, whether it refuses connections or
+//!   takes them and never answers: sampling goes on, the failures are
+//!   counted, the profile written at VM death holds every sample recorded,
+//!   and the JVM exits on time.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,8 @@ use pcct_tests::control::{pause, u64_at};
 use pcct_tests::http::start_served;
 use pcct_tests::pprof::{go_pprof_raw_totals, stacks, totals, Stacks};
 use pcct_tests::receiver::Receiver;
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jvm};
+use pcct_tests::stress::{assert_counters_conserved, profile_json, sampler_counter};
+use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
 
 const SOON: Duration = Duration::from_secs(60);
 
@@ -71,31 +74,56 @@ per_jdk! {
     }
 }
 
+/// Pushes to a receiver that never takes a window, and checks that it
+/// cost no samples: sampling goes on while the sends fail, the failures
+/// are counted (as `error` says), and the profile written at VM death holds
+/// every sample the sampler recorded (its conservation laws, nothing
+/// dropped for a full queue); the JVM exits on time with a send in flight.
+fn a_dead_receiver_costs_no_samples(jdk: &Jdk, name: &str, url: &str, error: &str) {
+    let fixture = Fixture::new(name);
+    let dump = fixture.path("profile.json");
+    let options = format!("interval=1ms,push={url},push_every=1s,file={}", dump.display());
+    let mut served = start_served(Jvm::new(jdk, &fixture, "LiveTarget"), &fixture, &options);
+    served.jvm.wait_for_stdout_line("ready", SOON);
+    let client = served.client.clone();
+    let status = poll_until(Instant::now() + SOON, || {
+        let status = client.get_json("/api/status");
+        (u64_at(&status, "/push/failures") >= 2 && u64_at(&status, "/profile/samples") >= 500).then_some(status)
+    })
+    .unwrap_or_else(|| panic!("no failed pushes and 500 samples within {SOON:?}: {}", client.get_json("/api/status")));
+    assert_eq!(u64_at(&status, "/push/sent"), 0);
+    assert!(status["push"]["last_error"].as_str().is_some_and(|e| e.contains(error)), "{}", status["push"]);
+    // Sampling goes on while the push fails: the busy thread keeps being recorded.
+    let before = u64_at(&status, "/counters/samples_recorded");
+    poll_until(Instant::now() + SOON, || {
+        (u64_at(&client.get_json("/api/status"), "/counters/samples_recorded") >= before + 300).then_some(())
+    })
+    .expect("sampling goes on");
+    let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
+    finished.assert_success();
+    assert!(finished.elapsed < Duration::from_secs(120));
+    assert_no_hs_err(fixture.dir());
+    let profile = profile_json(&dump);
+    assert_counters_conserved(&profile);
+    assert_eq!(sampler_counter(&profile, "samples_dropped_full"), 0, "{}", profile["sampler"]);
+    assert!(sampler_counter(&profile, "samples_recorded") >= before + 300, "{}", profile["sampler"]);
+}
+
 per_jdk! {
-    fn a_dead_receiver_costs_no_samples(jdk) {
-        let fixture = Fixture::new("push-dead");
-        // A port nothing listens on.
-        let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("address");
-        let options = format!("interval=1ms,push=http://{dead}/ingest,push_every=1s");
-        let mut served = start_served(Jvm::new(jdk, &fixture, "LiveTarget"), &fixture, &options);
-        served.jvm.wait_for_stdout_line("ready", SOON);
-        let client = served.client.clone();
-        let status = poll_until(Instant::now() + SOON, || {
-            let status = client.get_json("/api/status");
-            (u64_at(&status, "/push/failures") >= 2 && u64_at(&status, "/profile/samples") >= 500).then_some(status)
-        })
-        .unwrap_or_else(|| panic!("no failed pushes and 500 samples within {SOON:?}: {}", client.get_json("/api/status")));
-        assert_eq!(u64_at(&status, "/push/sent"), 0);
-        assert!(status["push"]["last_error"].as_str().is_some_and(|e| e.contains("cannot connect")), "{}", status["push"]);
-        // Sampling goes on while the push fails: the busy thread keeps being recorded.
-        let before = u64_at(&status, "/counters/samples_recorded");
-        poll_until(Instant::now() + SOON, || {
-            (u64_at(&client.get_json("/api/status"), "/counters/samples_recorded") >= before + 300).then_some(())
-        })
-        .expect("sampling goes on");
-        let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
-        finished.assert_success();
-        assert!(finished.elapsed < Duration::from_secs(120));
-        assert_no_hs_err(fixture.dir());
+    fn a_refusing_receiver_costs_no_samples(jdk) {
+        // A port nothing listens on: every connection is refused at once.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("address");
+        a_dead_receiver_costs_no_samples(jdk, "push-refusing", &format!("http://{port}/ingest"), "cannot connect");
+    }
+}
+
+per_jdk! {
+    fn a_silent_receiver_costs_no_samples(jdk) {
+        // A listener that never accepts: the kernel completes the connection,
+        // takes the request, and no answer ever comes (each send times out).
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let port = silent.local_addr().expect("address");
+        a_dead_receiver_costs_no_samples(jdk, "push-silent", &format!("http://{port}/ingest"), "no answer in time");
+        drop(silent);
     }
 }
