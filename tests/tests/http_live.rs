@@ -345,8 +345,11 @@ fn pause_and_drain(client: &Client) -> Value {
     .unwrap_or_else(|| panic!("the profile did not stop growing after the pause: {}", status(client)))
 }
 
-/// Ticks per second of the sampler, measured between two /api/status
-/// answers at least `window` of server uptime apart (polled, not slept).
+/// Scheduled ticks per second of the sampler's timer (ticks taken plus
+/// ticks missed: a sampler thread kept off the CPU by a busy machine misses
+/// ticks, counted, but its schedule still follows the interval), measured
+/// between two /api/status answers at least `window` of server uptime
+/// apart (polled, not slept).
 fn tick_rate(client: &Client, window: Duration) -> (f64, Value, Value) {
     let first = status(client);
     let start = first["uptime_s"].as_f64().expect("uptime_s");
@@ -356,13 +359,13 @@ fn tick_rate(client: &Client, window: Duration) -> (f64, Value, Value) {
     })
     .expect("uptime advances");
     let seconds = last["uptime_s"].as_f64().unwrap() - start;
-    let ticks = u64_at(&last, "/counters/ticks") - u64_at(&first, "/counters/ticks");
-    (ticks as f64 / seconds, first, last)
+    let scheduled = |status: &Value| u64_at(status, "/counters/ticks") + u64_at(status, "/counters/ticks_missed");
+    ((scheduled(&last) - scheduled(&first)) as f64 / seconds, first, last)
 }
 
 per_jdk! {
     /// POST /api/sampling changes the interval: /api/status shows it, and
-    /// the sampler's tick rate (its tick counter over a window of server
+    /// the sampler's tick rate (its scheduled ticks, taken and missed, over a window of server
     /// uptime) follows it. Pausing stops new samples and signals; the
     /// timer keeps ticking. Resuming brings samples back.
     fn sampling_changes_the_interval_and_pauses(jdk) {
@@ -371,12 +374,13 @@ per_jdk! {
         let client = served.client.clone();
         hot_methods_with(&client, "limit=1", 20);
         let window = Duration::from_millis(1500);
-        // Bounds are generous: the machine may be busy with other tests;
-        // the timer may fall behind (fewer ticks), never run ahead much.
+        // The schedule keeps the interval however busy the machine is;
+        // the bounds cover the ticks a starved sampler had not yet counted
+        // (missed ones are counted when it next wakes) at either end.
         let check = |interval_ms: f64, rate: f64, context: &str| {
             let expected = 1000.0 / interval_ms;
             assert!(
-                rate >= 0.5 * expected && rate <= 1.1 * expected,
+                rate >= 0.6 * expected && rate <= 1.2 * expected,
                 "JDK {}: {rate:.0} ticks/s at a {interval_ms} ms interval (expected about {expected:.0}):\n{context}",
                 jdk.major
             );
