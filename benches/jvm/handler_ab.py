@@ -16,6 +16,9 @@ options say otherwise.
   python3 benches/jvm/handler_ab.py --workload javac --rounds 4 \\
       /tmp/before.so target/release/libpcct_agent.so 'target/release/libpcct_agent.so|walker=agct'
 
+An agent from before a counter existed gets 0 for it (its walks: every
+sample recorded or failed), so a build of any age can be the "before".
+
 Run nothing else meanwhile: these are CPU times of one process's threads, and
 a busy machine moves them by ±10 %.
 """
@@ -45,17 +48,19 @@ def measure(variant, setup, out_dir):
     if done.returncode != 0:
         raise SystemExit(f"{variant}: exit status {done.returncode}: {done.stderr[-2000:]}")
     sampler = json.loads(profile.read_text())["sampler"]
-    handler, drain = sampler["handler_time"], sampler["drain_time"]
-    walked = sampler["walks_vm"] + sampler["walks_agct"] + sampler["walks_partial"]
+    handler, drain = sampler["handler_time"], sampler.get("drain_time", {"sum_ns": 0, "count": 0})
+    walks = [sampler.get(name) for name in ("walks_vm", "walks_agct", "walks_partial")]
+    # Agents from before pcct's walker count no walks: every sample recorded or failed was walked.
+    walked = sum(walks) if None not in walks else sampler["samples_recorded"] + sampler["samples_failed"]
     return {
         "handler µs/call": handler["sum_ns"] / max(handler["count"], 1) / 1e3,
         "handler µs/walked": handler["sum_ns"] / max(walked, 1) / 1e3,
-        "sampler s": sampler["sampler_cpu_ns"] / 1e9,
+        "sampler s": sampler.get("sampler_cpu_ns", 0) / 1e9,
         "drain µs/tick": drain["sum_ns"] / max(drain["count"], 1) / 1e3,
         "callbacks s": sampler.get("callback_time", {}).get("sum_ns", 0) / 1e9,
         "walked": walked,
-        "frames": sampler["frames_walked"],
-        "reused": sampler["frames_reused"],
+        "frames": sampler.get("frames_walked", 0),
+        "reused": sampler.get("frames_reused", 0),
     }
 
 

@@ -15,8 +15,11 @@
 //! standard error is at most 0.3 points (3 points is ten of them); the
 //! program stops after its bytes, not after a time. Run twice: every
 //! sample recorded (`alloc_rate=off`), and thinned by the rate limit to
-//! about one in seven, the kept samples weighed for the rest (2 GiB, so
-//! that about 10,000 are kept: 0.5 points of standard error).
+//! 2,000 a second, the kept samples weighed for the rest (2 GiB, reported
+//! at about 32,000 a second on a quiet machine: about 4,000-6,000 kept,
+//! 0.7 points of standard error at most). A loaded machine runs the
+//! program in bursts at about its full speed, with pauses between them:
+//! it thins less, and still thins (checked: at least a fifth).
 
 use std::time::Duration;
 
@@ -58,10 +61,10 @@ per_jdk! {
 
 per_jdk! {
     /// The same split through the rate limit: about 32,000 samples a
-    /// second reported, 5,000 kept (q about 0.15), the kept ones weighed
-    /// by 1/q. 2 GiB: about 10,000 kept.
+    /// second reported, 2,000 kept (q about 0.06 on a quiet machine), the
+    /// kept ones weighed by 1/q.
     fn thinned_allocations_keep_the_split_and_the_totals(jdk) {
-        check_split(jdk, 2 * MEGABYTES, "5000");
+        check_split(jdk, 2 * MEGABYTES, "2000");
     }
 }
 
@@ -91,7 +94,14 @@ fn check_split(jdk: &pcct_tests::Jdk, megabytes: u64, rate: &str) {
     if rate == "off" {
         assert_eq!(thinned, 0, "alloc_rate=off thins nothing");
     } else {
-        assert!(thinned > recorded, "the rate limit did not thin: {recorded} recorded, {thinned} thinned");
+        // Not `thinned > recorded`: a 5,000-a-second limit thinned only
+        // 22-31 % of the samples while a loaded machine (a loop beside CI)
+        // ran the program at a tenth of its speed: both runs failed so.
+        let reported = recorded + dropped + thinned;
+        assert!(
+            thinned * 5 >= reported,
+            "the rate limit did not thin: {recorded} recorded, {thinned} thinned, {dropped} dropped"
+        );
     }
 
     let found: Vec<Option<&JsonNode>> = SITES.iter().map(|(class, path, _, _)| site(&profile, class, path)).collect();
