@@ -309,6 +309,12 @@ counters! {
     /// see `events::allocation_weight`).
     alloc_bytes_recorded,
     alloc_objects_recorded,
+    /// Bytes and objects the dropped allocation samples stood for
+    /// (estimated as the recorded ones are): what the profile's allocation
+    /// totals miss. Drops come in bursts, when the thinning keeps samples
+    /// of large weight, so they miss more than their share of the count.
+    alloc_bytes_dropped,
+    alloc_objects_dropped,
     /// Contended monitor enters recorded in the profile (each one waited).
     monitor_waits_recorded,
     /// Contended monitor enters not recorded: the queue or the arena was full.

@@ -445,7 +445,11 @@ impl<'r> Sampler<'r> {
                 counters_add(&counters.monitor_waits_recorded, 1);
                 counters_add(&counters.lock_wait_ns_recorded, weight.lock_wait_ns);
             }
-            (EventKind::Allocation, false) => counters_add(&counters.allocations_dropped, 1),
+            (EventKind::Allocation, false) => {
+                counters_add(&counters.allocations_dropped, 1);
+                counters_add(&counters.alloc_bytes_dropped, weight.alloc_bytes);
+                counters_add(&counters.alloc_objects_dropped, weight.alloc_objects);
+            }
             (EventKind::Monitor, false) => counters_add(&counters.monitor_waits_dropped, 1),
         }
     }

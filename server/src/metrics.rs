@@ -66,6 +66,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_allocations_total", "Sampled allocations: recorded in the profile, dropped (queue to the sampler or arena full), or thinned by alloc_rate (the recorded ones weigh for them).", MetricType::COUNTER, &["result"]),
     ("pcct_alloc_bytes_total", "Bytes allocated, estimated from the recorded allocation samples (rate(): the allocation rate).", MetricType::COUNTER, &[]),
     ("pcct_alloc_objects_total", "Objects allocated, estimated from the recorded allocation samples.", MetricType::COUNTER, &[]),
+    ("pcct_alloc_bytes_dropped_total", "Bytes the dropped allocation samples stood for (estimated): what pcct_alloc_bytes_total misses.", MetricType::COUNTER, &[]),
     ("pcct_monitor_waits_total", "Contended monitor enters: recorded in the profile, or dropped (queue or arena full).", MetricType::COUNTER, &["result"]),
     ("pcct_lock_wait_seconds_total", "Time threads waited to enter contended monitors (recorded enters).", MetricType::COUNTER, &[]),
     ("pcct_hot_alloc_bytes", "Bytes allocated at the top-K allocation sites (type, allocating method) since the last purge.", MetricType::GAUGE, &["rank", "method", "type"]),
@@ -227,6 +228,7 @@ impl SamplerCollector {
         }
         put("pcct_alloc_bytes_total", c(counters.alloc_bytes_recorded));
         put("pcct_alloc_objects_total", c(counters.alloc_objects_recorded));
+        put("pcct_alloc_bytes_dropped_total", c(counters.alloc_bytes_dropped));
         for (result, value) in
             [("recorded", counters.monitor_waits_recorded), ("dropped", counters.monitor_waits_dropped)]
         {
