@@ -44,8 +44,18 @@ per_jdk! {
         // 100 sleepers skipped at (nearly) every one of ~2000 ticks; at
         // least 100 skips each leaves a wide margin for a loaded machine.
         assert!(summary.idle_skips >= SLEEPERS * 100, "too few idle skips: {}", summary.line);
-        // The busy thread was sampled all along.
-        assert!(profile.cum_of("Sleepers", "spin").samples >= 200, "busy thread not sampled:\n{}", profile.top_methods(8));
+        // The busy thread was sampled all along: it holds most of the
+        // profile's CPU. (Not a number of samples: on a loaded machine it
+        // gets less CPU, and its samples deferred while it waited for a
+        // CPU leave their time to the next: 184 samples carried its 460 ms
+        // in a CI run beside a test loop.)
+        let spin = profile.cum_of("Sleepers", "spin");
+        assert!(
+            spin.samples >= 50 && spin.cpu_ns * 2 >= profile.json.total.cpu_ns,
+            "busy thread not sampled: {spin:?} of {:?}\n{}",
+            profile.json.total,
+            profile.top_methods(8)
+        );
     }
 }
 
