@@ -42,6 +42,16 @@ pub fn stacks(profile: &Profile) -> Stacks {
     stacks
 }
 
+/// Adds `more` to `sum`, stack by stack.
+pub fn add_stacks(sum: &mut Stacks, more: &Stacks) {
+    for (frames, values) in more {
+        let entry = sum.entry(frames.clone()).or_insert_with(|| vec![0; values.len()]);
+        for (total, value) in entry.iter_mut().zip(values) {
+            *total += value;
+        }
+    }
+}
+
 /// `after - before`, stack by stack, without the stacks that did not change.
 pub fn difference(after: &Stacks, before: &Stacks) -> Stacks {
     let mut difference = Stacks::new();

@@ -18,7 +18,8 @@ use pcct::export::pprof_proto::Profile;
 use pcct_tests::control::{pause, resume, samples_beyond, u64_at};
 use pcct_tests::http::{start_served, Client, Served};
 use pcct_tests::pprof::{
-    difference, go_pprof_raw_totals, go_pprof_top_total, protoc_decode, sample_types, stacks, totals, Stacks,
+    add_stacks, difference, go_pprof_raw_totals, go_pprof_top_total, protoc_decode, sample_types, stacks, totals,
+    Stacks,
 };
 use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
 
@@ -151,17 +152,6 @@ fn assert_within(smaller: &Stacks, larger: &Stacks, what: &str) {
     assert!(excess.is_empty(), "{what}: stacks with more than the larger span holds: {excess:?}");
 }
 
-/// Merges `b` into `a`, stack by stack.
-fn sum(mut a: Stacks, b: &Stacks) -> Stacks {
-    for (frames, values) in b {
-        let entry = a.entry(frames.clone()).or_insert_with(|| vec![0; values.len()]);
-        for (total, value) in entry.iter_mut().zip(values) {
-            *total += value;
-        }
-    }
-    a
-}
-
 per_jdk! {
     /// Windows scraped at once while sampling runs (no pause): a 6 s window
     /// and, inside it, two 2 s windows one after the other. Each holds its
@@ -207,7 +197,8 @@ per_jdk! {
                     "{:?}", stacks(window).keys().collect::<Vec<_>>()
                 );
             }
-            let shorts = sum(stacks(&first), &stacks(&second));
+            let mut shorts = stacks(&first);
+            add_stacks(&mut shorts, &stacks(&second));
             assert_within(&shorts, &stacks(&long), "the two 2 s windows against the 6 s one around them");
             assert_within(&stacks(&long), &difference(&after, &before), "the 6 s window against the profile's growth");
             assert!(totals(&long)[0] > totals(&first)[0] && totals(&long)[0] > totals(&second)[0]);

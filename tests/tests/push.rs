@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use pcct::export::pprof;
 use pcct_tests::control::{pause, u64_at};
 use pcct_tests::http::start_served;
-use pcct_tests::pprof::{go_pprof_raw_totals, stacks, totals, Stacks};
+use pcct_tests::pprof::{add_stacks, go_pprof_raw_totals, stacks, totals, Stacks};
 use pcct_tests::receiver::Receiver;
 use pcct_tests::stress::{assert_counters_conserved, profile_json, sampler_counter};
 use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
@@ -25,12 +25,7 @@ fn sum_of(receiver: &Receiver) -> Stacks {
     let mut sum = Stacks::new();
     for window in receiver.received().iter().filter(|window| window.accepted) {
         let profile = pprof::decode(&window.profile).expect("a pushed window is a gzipped profile.proto");
-        for (frames, values) in stacks(&profile) {
-            let entry = sum.entry(frames).or_insert_with(|| vec![0; values.len()]);
-            for (total, value) in entry.iter_mut().zip(values) {
-                *total += value;
-            }
-        }
+        add_stacks(&mut sum, &stacks(&profile));
     }
     sum
 }
