@@ -147,11 +147,11 @@ impl Sink<'_> {
         // A full queue would drop the event anyway: not worth a stack walk
         // (a starved sampler must not make every allocation slower).
         if queue.is_full() {
-            self.count_dropped(kind, &weight);
+            self.shared.counters.count_event(kind, &weight, false);
             return;
         }
         let Some((frames, truncated)) = self.own_stack(env) else {
-            self.count_dropped(kind, &weight);
+            self.shared.counters.count_event(kind, &weight, false);
             return;
         };
         let class = if class.is_null() {
@@ -159,12 +159,10 @@ impl Sink<'_> {
         } else {
             self.jvmti.class_signature(class).map_or_else(|_| UNKNOWN_CLASS.to_string(), |s| java_type_name(&s))
         };
-        // A full queue drops the event and counts it; the sampler adds
-        // those drops to its counters at its next tick (their weight is
-        // counted here).
+        // A full queue drops the event, counted here with its weight.
         let tid = current_tid();
         if !queue.push(Event { kind, tid, frames, truncated, class, weight }) {
-            self.count_dropped_weight(kind, &weight);
+            self.shared.counters.count_event(kind, &weight, false);
         }
     }
 
@@ -195,24 +193,6 @@ impl Sink<'_> {
         }
         Counters::add(&counters.event_walks_jvmti, 1);
         self.jvmti.own_stack_trace(self.depth).ok()
-    }
-
-    fn count_dropped(&self, kind: EventKind, weight: &pcct::Weight) {
-        let counters = &self.shared.counters;
-        match kind {
-            EventKind::Allocation => Counters::add(&counters.allocations_dropped, 1),
-            EventKind::Monitor => Counters::add(&counters.monitor_waits_dropped, 1),
-        }
-        self.count_dropped_weight(kind, weight);
-    }
-
-    /// What a dropped allocation sample stood for (the profile misses it).
-    fn count_dropped_weight(&self, kind: EventKind, weight: &pcct::Weight) {
-        if kind == EventKind::Allocation {
-            let counters = &self.shared.counters;
-            Counters::add(&counters.alloc_bytes_dropped, weight.alloc_bytes);
-            Counters::add(&counters.alloc_objects_dropped, weight.alloc_objects);
-        }
     }
 }
 

@@ -19,7 +19,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
+use pcct::Weight;
+
 use crate::agct::AgctError;
+use crate::events::EventKind;
 use crate::hotspot::walker::Broken;
 
 /// A histogram with fixed upper bounds (nanoseconds), lock-free.
@@ -332,6 +335,31 @@ impl Counters {
     pub fn count_walker_broken(&self, reason: Broken) {
         if let Some(index) = Broken::ALL.iter().position(|known| *known == reason) {
             self.walker_broken[index].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts an event (an allocation sample, a monitor wait) recorded in
+    /// the profile or dropped (the queue or the arena was full, or its
+    /// stack could not be read), with what it stands for: the one place
+    /// the callbacks and the sampler count events, so a drop's weight is
+    /// never counted without the drop.
+    pub fn count_event(&self, kind: EventKind, weight: &Weight, recorded: bool) {
+        match (kind, recorded) {
+            (EventKind::Allocation, true) => {
+                Counters::add(&self.allocations_recorded, 1);
+                Counters::add(&self.alloc_bytes_recorded, weight.alloc_bytes);
+                Counters::add(&self.alloc_objects_recorded, weight.alloc_objects);
+            }
+            (EventKind::Monitor, true) => {
+                Counters::add(&self.monitor_waits_recorded, 1);
+                Counters::add(&self.lock_wait_ns_recorded, weight.lock_wait_ns);
+            }
+            (EventKind::Allocation, false) => {
+                Counters::add(&self.allocations_dropped, 1);
+                Counters::add(&self.alloc_bytes_dropped, weight.alloc_bytes);
+                Counters::add(&self.alloc_objects_dropped, weight.alloc_objects);
+            }
+            (EventKind::Monitor, false) => Counters::add(&self.monitor_waits_dropped, 1),
         }
     }
 

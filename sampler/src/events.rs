@@ -77,26 +77,19 @@ pub struct Event {
 /// block; the sampler pops.
 pub struct EventQueue {
     queue: ArrayQueue<Event>,
-    /// Events dropped because the queue was full, by [`EventKind`].
-    dropped: [AtomicU64; 2],
 }
 
 impl EventQueue {
     /// A queue of `capacity` events (at least one).
     pub fn new(capacity: usize) -> EventQueue {
-        EventQueue { queue: ArrayQueue::new(capacity.max(1)), dropped: Default::default() }
+        EventQueue { queue: ArrayQueue::new(capacity.max(1)) }
     }
 
-    /// Hands `event` to the sampler; false (counted) when the queue is full.
+    /// Hands `event` to the sampler; false when the queue is full (the
+    /// caller counts the drop, `Counters::count_event`).
+    #[must_use]
     pub fn push(&self, event: Event) -> bool {
-        let kind = event.kind;
-        match self.queue.push(event) {
-            Ok(()) => true,
-            Err(_) => {
-                self.dropped[kind as usize].fetch_add(1, Ordering::Relaxed);
-                false
-            }
-        }
+        self.queue.push(event).is_ok()
     }
 
     /// Whether a push now would be dropped (checked before the costly part
@@ -112,11 +105,6 @@ impl EventQueue {
 
     pub fn capacity(&self) -> usize {
         self.queue.capacity()
-    }
-
-    /// Events of `kind` dropped since the last call (the counter restarts).
-    pub fn take_dropped(&self, kind: EventKind) -> u64 {
-        self.dropped[kind as usize].swap(0, Ordering::Relaxed)
     }
 }
 
@@ -435,8 +423,6 @@ mod tests {
         assert!(queue.push(event(EventKind::Monitor)));
         assert!(queue.is_full());
         assert!(!queue.push(event(EventKind::Allocation)));
-        assert_eq!(queue.take_dropped(EventKind::Allocation), 1);
-        assert_eq!(queue.take_dropped(EventKind::Allocation), 0);
         assert_eq!(queue.pop().map(|e| e.kind), Some(EventKind::Allocation));
         assert_eq!(queue.pop().map(|e| e.kind), Some(EventKind::Monitor));
         assert_eq!(queue.pop(), None);

@@ -31,7 +31,7 @@ use pcct::{Builtin, Frame, Marks, MethodId, Weight, NO_BCI};
 use crate::agct::AgctError;
 use crate::config::Mode;
 use crate::counters::Counters;
-use crate::events::{Event, EventKind};
+use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
@@ -365,16 +365,13 @@ impl<'r> Sampler<'r> {
         }
     }
 
-    /// Takes the events the callbacks queued since the previous tick, and
-    /// counts those the full queue dropped. At most a queue's worth waits
+    /// Takes the events the callbacks queued since the previous tick (the
+    /// callbacks count those a full queue dropped). At most a queue's worth waits
     /// here (for a profile lock readers hold): the rest stays in the queue,
     /// which then drops new events, so the memory of events is at most two
     /// queues' worth.
     fn take_events(&mut self) {
         let Some(queue) = self.shared.events.as_ref() else { return };
-        let counters = &self.shared.counters;
-        counters_add(&counters.allocations_dropped, queue.take_dropped(EventKind::Allocation));
-        counters_add(&counters.monitor_waits_dropped, queue.take_dropped(EventKind::Monitor));
         for _ in self.events.len()..queue.capacity() {
             match queue.pop() {
                 Some(event) => self.events.push(event),
@@ -425,33 +422,10 @@ impl<'r> Sampler<'r> {
                 None => profile.tree.record_event(&self.scratch_stack, event.weight),
             }
             .is_ok();
-            self.count_event(event, recorded);
+            self.shared.counters.count_event(event.kind, &event.weight, recorded);
         }
         self.events = events;
         self.events.clear();
-    }
-
-    /// Counts an event recorded or dropped (arena full, or too many waiting).
-    fn count_event(&self, event: &Event, recorded: bool) {
-        let counters = &self.shared.counters;
-        let weight = &event.weight;
-        match (event.kind, recorded) {
-            (EventKind::Allocation, true) => {
-                counters_add(&counters.allocations_recorded, 1);
-                counters_add(&counters.alloc_bytes_recorded, weight.alloc_bytes);
-                counters_add(&counters.alloc_objects_recorded, weight.alloc_objects);
-            }
-            (EventKind::Monitor, true) => {
-                counters_add(&counters.monitor_waits_recorded, 1);
-                counters_add(&counters.lock_wait_ns_recorded, weight.lock_wait_ns);
-            }
-            (EventKind::Allocation, false) => {
-                counters_add(&counters.allocations_dropped, 1);
-                counters_add(&counters.alloc_bytes_dropped, weight.alloc_bytes);
-                counters_add(&counters.alloc_objects_dropped, weight.alloc_objects);
-            }
-            (EventKind::Monitor, false) => counters_add(&counters.monitor_waits_dropped, 1),
-        }
     }
 
     /// Step 2: copy READY results, free retired slots, withdraw lost requests.
@@ -863,6 +837,7 @@ impl ThreadState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::EventKind;
     use pcct::NodeId;
 
     const DEPTH: usize = 8;
