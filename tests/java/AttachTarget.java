@@ -1,5 +1,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 /**
  * A loaded program to attach to (tests/tests/stress_attach.rs): <workers>
@@ -7,6 +9,8 @@ import java.io.InputStreamReader;
  * "ready", then reads commands on stdin:
  *
  *   finish <ms>                  work <ms> more milliseconds, print "finished", exit 0
+ *   finish-cpu <ms>              the same once the workers used <ms> more CPU
+ *                                together (however loaded the machine)
  *   exit <code> <hook ms>        System.exit(<code>) now; a shutdown hook
  *                                keeps the VM exiting for <hook ms> while the
  *                                workers still run
@@ -25,6 +29,16 @@ public class AttachTarget {
             x ^= x << 13; x ^= x >>> 7; x ^= x << 17;
         }
         return x;
+    }
+
+    /** CPU time the threads used so far, nanoseconds. */
+    @SuppressWarnings("deprecation") // Thread.getId: threadId() is JDK 19+
+    static long cpuNs(ThreadMXBean mx, Thread[] threads) {
+        long sum = 0;
+        for (Thread t : threads) {
+            sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
+        }
+        return sum;
     }
 
     static void daemon(String name, Runnable body) {
@@ -79,6 +93,14 @@ public class AttachTarget {
             String[] words = line.trim().split("\\s+");
             if (words[0].equals("finish")) {
                 Thread.sleep(Long.parseLong(words[1]));
+                break;
+            }
+            if (words[0].equals("finish-cpu")) {
+                ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+                long until = cpuNs(mx, threads) + Long.parseLong(words[1]) * 1_000_000L;
+                while (cpuNs(mx, threads) < until) {
+                    Thread.sleep(10);
+                }
                 break;
             }
             if (words[0].equals("exit")) {
