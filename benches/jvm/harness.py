@@ -45,8 +45,8 @@ successive rounds' profiles per method and per calling context (`pcct
 correlate`; JFR recordings converted by JfrStacks.java and `pcct
 import-stacks`), median of all pairs; over real methods only (each sample by
 its deepest Java frame, benches/jvm/shares.py): the share of samples without
-a Java frame, precision, and agreement with async-profiler's run of the same
-workload and round; samples per Java-thread CPU-second;
+a Java frame, precision (successive rounds, and all pairs of rounds), and
+agreement with async-profiler's run of the same workload and round; samples per Java-thread CPU-second;
 CPU accounted = profile CPU / Java-thread CPU; pcct's outcome counters.
 
 Outputs, in benches/results/<date-time>/:
@@ -86,6 +86,7 @@ import argparse
 import atexit
 import fnmatch
 import glob
+import itertools
 import json
 import os
 import platform
@@ -788,6 +789,11 @@ def summarise_config(runs, base_by_round, spec):
     entry["no_java_share"] = median_or_none(r.get("no_java_share") for r in runs)
     entry["precision_real"] = [shares_correlation(a["method_shares"], b["method_shares"])
                                for a, b in zip(runs, runs[1:]) if "method_shares" in a and "method_shares" in b]
+    # The same over every pair of rounds: 45 pairs of 10 rounds instead of 9, a steadier figure to
+    # compare two configurations by (a workload's own round-to-round changes, such as JIT decisions
+    # that move a hot method's time to its caller, weigh on both).
+    entry["precision_real_all"] = [shares_correlation(a["method_shares"], b["method_shares"])
+                                   for a, b in itertools.combinations([r for r in runs if "method_shares" in r], 2)]
     if "ap" in spec:
         entry["precision_method"], entry["precision_context"] = entry["precision_real"], None
         entry["samples_per_cpu_s"] = median_or_none(ratio(r.get("collapsed_total"), r["java_threads_cpu_s"])
@@ -936,9 +942,9 @@ def accuracy_table(summary):
     precision over real methods, its agreement with async-profiler in the same rounds, and pcct's handler time."""
     lines = [
         "| workload | configuration | samples without a Java frame | precision over real methods (min–max) "
-        "| agreement with async-profiler, same rounds (min–max) | handler µs per sample "
-        "| agent CPU (sampler + handlers) |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| the same over all pairs of rounds | agreement with async-profiler, same rounds (min–max) "
+        "| handler µs per sample | agent CPU (sampler + handlers) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for (workload, config), entry in summary.items():
         if "no_java_share" not in entry:
@@ -950,7 +956,8 @@ def accuracy_table(summary):
         handler = fmt(entry.get("counters", {}).get("handler_time"), 1) if entry.get("counters") else "—"
         agent = entry.get("agent_cpu_share")
         lines.append(f"| {workload} | {config} | {'—' if share is None else f'{100 * share:.2f} %'} "
-                     f"| {fmt_precision(entry['precision_real'])} | {agreement} | {handler} "
+                     f"| {fmt_precision(entry['precision_real'])} | {fmt_precision(entry.get('precision_real_all'))} "
+                     f"| {agreement} | {handler} "
                      f"| {'—' if agent is None else f'{100 * agent:.2f} %'} |")
     return lines
 
