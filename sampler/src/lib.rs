@@ -24,6 +24,10 @@
 //! VM except through the [`resolve::MethodResolver`] the agent provides.
 
 #![deny(unsafe_op_in_unsafe_fn)]
+// The module docs explain the internals (the slot's state machine, the
+// handler's rules) and link to the private items that carry them out:
+// `cargo doc --document-private-items` resolves those links.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod agct;
 pub mod config;

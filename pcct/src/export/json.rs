@@ -196,7 +196,7 @@ pub fn write_to(
     out.write_all(b"]}")
 }
 
-/// Parses a flat JSON profile written by [`write`].
+/// Parses a flat JSON profile written by [`write()`].
 pub fn parse(text: &str) -> serde_json::Result<JsonProfile> {
     serde_json::from_str(text)
 }

@@ -1,6 +1,6 @@
 //! Where the frame walker's memory comes from: [`Memory`] is implemented by
 //! [`VmMemory`] (the process itself, through the fault-safe reads of
-//! [`super::safe_read`]) and, in tests, by [`FakeMemory`] (synthetic
+//! [`super::safe_read`]) and, in tests, by `FakeMemory` (synthetic
 //! stacks and structures at made-up addresses), so the walker is tested on
 //! stacks whose every byte is known, garbage included.
 
