@@ -43,11 +43,12 @@ Reported: per-round pair ratios to the unprofiled run of the same round
 (median, min-max); precision as Whaley defines it: the correlation between
 successive rounds' profiles per method and per calling context (`pcct
 correlate`; JFR recordings converted by JfrStacks.java and `pcct
-import-stacks`), median of all pairs; over real methods only (each sample by
-its deepest Java frame, benches/jvm/shares.py): the share of samples without
-a Java frame, precision (successive rounds, and all pairs of rounds), and
-agreement with async-profiler's run of the same workload and round; samples per Java-thread CPU-second;
-CPU accounted = profile CPU / Java-thread CPU; pcct's outcome counters.
+import-stacks`), the median of those pairs; over real methods only (each
+sample by its deepest Java frame, benches/jvm/shares.py): the share of
+samples without a Java frame, precision (successive rounds, and every pair
+of rounds), and agreement with async-profiler's run of the same workload and
+round; samples per Java-thread CPU-second; CPU accounted = profile CPU /
+Java-thread CPU; pcct's outcome counters.
 
 Outputs, in benches/results/<date-time>/:
   results.jsonl       one meta line (seed, machine, JDK, date, command), then

@@ -366,10 +366,10 @@ impl<'r> Sampler<'r> {
     }
 
     /// Takes the events the callbacks queued since the previous tick (the
-    /// callbacks count those a full queue dropped). At most a queue's worth waits
-    /// here (for a profile lock readers hold): the rest stays in the queue,
-    /// which then drops new events, so the memory of events is at most two
-    /// queues' worth.
+    /// callbacks count those a full queue dropped). At most a queue's worth
+    /// waits here (for a profile lock readers hold): the rest stays in the
+    /// queue, which then drops new events, so the memory of events is at
+    /// most two queues' worth.
     fn take_events(&mut self) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         for _ in self.events.len()..queue.capacity() {
