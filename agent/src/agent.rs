@@ -383,6 +383,12 @@ impl Agent {
         self.sink().monitor_waiting();
     }
 
+    /// Counts classes whose methods were given jmethodIDs (ClassPrepare,
+    /// or the sweep at start).
+    pub fn classes_given_method_ids(&self, classes: usize) {
+        Counters::add(&self.shared.counters.classes_given_method_ids, classes as u64);
+    }
+
     /// MonitorContendedEntered, on the thread that waited.
     pub fn monitor_entered(&self, jni: Jni, object: jobject) {
         self.sink().monitor_entered(jni, object);
@@ -400,6 +406,7 @@ impl Agent {
         self.registry.retire(own);
 
         let classes = crate::classes::create_all_method_ids(self.jvmti, jni);
+        self.classes_given_method_ids(classes);
         if pcct_sampler::agct::locate().is_none() {
             self.disable("this JVM does not export AsyncGetCallTrace".to_string());
             return;

@@ -180,7 +180,11 @@ unsafe extern "C" fn on_class_prepare(jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _
     guard("ClassPrepare", (), || {
         // AsyncGetCallTrace can only report methods whose jmethodID exists.
         // SAFETY: the VM passes its live JVMTI environment.
-        let _ = unsafe { Jvmti::from_raw(jvmti) }.create_method_ids(class);
+        if unsafe { Jvmti::from_raw(jvmti) }.create_method_ids(class).is_ok() {
+            if let Some(agent) = agent::get() {
+                agent.classes_given_method_ids(1);
+            }
+        }
     })
 }
 

@@ -272,6 +272,11 @@ counters! {
     methods_failed,
     /// Times the method table outgrew its limit and started over (with a purge).
     method_table_resets,
+    /// Classes whose methods pcct had HotSpot give jmethodIDs (the sweep of
+    /// loaded classes at start, then ClassPrepare; a class the sweep and the
+    /// event both saw counts twice). HotSpot keeps a block of ids for each
+    /// class loader among them until the JVM exits (README, "Memory").
+    classes_given_method_ids,
     /// CompiledMethodLoad events received (with `compiled=on`, by default).
     methods_compiled,
     /// CompiledMethodUnload events received: code HotSpot freed.

@@ -40,6 +40,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_threads_tracked", "Threads currently registered for sampling.", MetricType::GAUGE, &[]),
     ("pcct_methods_total", "Method ids named (resolved), found unloaded, or failing to resolve.", MetricType::COUNTER, &["result"]),
     ("pcct_method_table_resets_total", "Times the method table outgrew its limit and started over.", MetricType::COUNTER, &[]),
+    ("pcct_classes_given_method_ids_total", "Classes whose methods pcct had HotSpot give jmethodIDs (HotSpot keeps a block of ids per class loader until the JVM exits).", MetricType::COUNTER, &[]),
     ("pcct_methods_named", "Java methods with names in the method table.", MetricType::GAUGE, &[]),
     ("pcct_handler_duration_seconds", "Time spent in the signal handler per sample.", MetricType::HISTOGRAM, &[]),
     ("pcct_callback_duration_seconds", "CPU time an event callback (a recorded allocation sample or contended enter) took on its Java thread.", MetricType::HISTOGRAM, &[]),
@@ -219,6 +220,7 @@ impl SamplerCollector {
             put("pcct_methods_total", counter(value as f64, vec![label("result", result)]));
         }
         put("pcct_method_table_resets_total", c(counters.method_table_resets));
+        put("pcct_classes_given_method_ids_total", c(counters.classes_given_method_ids));
         for (result, value) in [
             ("recorded", counters.allocations_recorded),
             ("dropped", counters.allocations_dropped),

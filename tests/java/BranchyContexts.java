@@ -1,4 +1,6 @@
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 import java.util.function.LongUnaryOperator;
@@ -17,11 +19,17 @@ import java.util.function.LongUnaryOperator;
  * for about a millisecond, so new method names, jmethodIDs and contexts
  * keep coming (and old classes are unloaded).
  *
- * Usage: java BranchyContexts <seconds> <threads> <depth> [generate].
+ * Usage: java BranchyContexts <seconds> <threads> <depth> [generate], where
+ * <seconds> is wall time, or "cpu:<s>": each worker runs until it has used
+ * that much CPU itself (however long a loaded machine makes that take), and
+ * the generator as long as the workers.
  * Prints "ready" once running, "paths=<n>" and "generated=<n>" at the end.
  */
 public class BranchyContexts {
     static volatile long sink;
+    /** Set once every worker finished: the generator stops. */
+    static volatile boolean workersDone;
+    static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     /** Classes defined between two collections that unload them. */
     static final int GC_EVERY = 200;
     /** Classes defined at least, however slow the machine: two runs then
@@ -63,11 +71,16 @@ public class BranchyContexts {
         return step(depth, bits, x + 4);
     }
 
-    static long run(long endNs, int depth, long seed) {
+    /** Whether a worker is done: past `endNs`, or past `cpuNs` of its own CPU time (when not 0). */
+    static boolean done(long endNs, long cpuNs) {
+        return cpuNs > 0 ? THREADS.getCurrentThreadCpuTime() >= cpuNs : System.nanoTime() >= endNs;
+    }
+
+    static long run(long endNs, long cpuNs, int depth, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         long paths = 0;
         long x = seed;
-        while (System.nanoTime() < endNs) {
+        while (!done(endNs, cpuNs)) {
             for (int i = 0; i < 100; i++) {
                 x = step(depth, random.nextLong(), x);
                 paths++;
@@ -102,7 +115,7 @@ public class BranchyContexts {
         return out;
     }
 
-    static long generate(long endNs) throws Exception {
+    static long generate() throws Exception {
         byte[] template;
         try (InputStream in = BranchyContexts.class.getResourceAsStream("/Gen0000000.class")) {
             template = in.readAllBytes();
@@ -110,7 +123,7 @@ public class BranchyContexts {
         byte[] token = "0000000".getBytes(StandardCharsets.US_ASCII);
         long count = 0;
         long x = 7;
-        while (System.nanoTime() < endNs || count < MIN_CLASSES) {
+        while (!workersDone || count < MIN_CLASSES) {
             count++;
             String digits = String.format("%07d", count % 10_000_000);
             byte[] bytes = patched(template, token, digits.getBytes(StandardCharsets.US_ASCII));
@@ -133,7 +146,9 @@ public class BranchyContexts {
     }
 
     public static void main(String[] args) throws Exception {
-        long durationNs = (long) (Double.parseDouble(args[0]) * 1e9);
+        boolean cpu = args[0].startsWith("cpu:");
+        long durationNs = (long) (Double.parseDouble(cpu ? args[0].substring(4) : args[0]) * 1e9);
+        long cpuNs = cpu ? durationNs : 0;
         int threads = Integer.parseInt(args[1]);
         int depth = Integer.parseInt(args[2]);
         boolean generate = args.length > 3 && args[3].equals("yes");
@@ -141,7 +156,7 @@ public class BranchyContexts {
         long[] generated = new long[1];
         Thread generator = new Thread(() -> {
             try {
-                generated[0] = generate(end);
+                generated[0] = generate();
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
@@ -153,7 +168,7 @@ public class BranchyContexts {
         Thread[] workers = new Thread[threads];
         for (int t = 0; t < threads; t++) {
             final int index = t;
-            workers[t] = new Thread(() -> paths[index] = run(end, depth, 17 + index), "branchy-" + t);
+            workers[t] = new Thread(() -> paths[index] = run(end, cpuNs, depth, 17 + index), "branchy-" + t);
             workers[t].start();
         }
         System.out.println("ready");
@@ -163,6 +178,7 @@ public class BranchyContexts {
             workers[t].join();
             total += paths[t];
         }
+        workersDone = true;
         if (generate) {
             generator.join();
         }

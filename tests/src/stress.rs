@@ -271,17 +271,39 @@ pub fn describe_counters(profile: &serde_json::Value, names: &[&str]) -> String 
 // ---------------------------------------------------------------------------
 // Processes, memory, signals
 
-/// `VmRSS` of process `pid` in KiB, if it is still there.
-pub fn vm_rss_kib(pid: u32) -> Option<u64> {
+/// A process's resident memory in KiB: anonymous (heaps, stacks, mappings
+/// of no file) and file-backed (libraries' and other files' pages).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rss {
+    pub anon_kib: u64,
+    pub file_kib: u64,
+}
+
+impl Rss {
+    pub fn total_kib(&self) -> u64 {
+        self.anon_kib + self.file_kib
+    }
+}
+
+/// `RssAnon` and `RssFile` of process `pid`, if it is still there.
+pub fn rss(pid: u32) -> Option<Rss> {
+    status_kib(pid, &["RssAnon:", "RssFile:"]).map(|values| Rss { anon_kib: values[0], file_kib: values[1] })
+}
+
+/// The values of `keys` (in kB) in `/proc/<pid>/status`, if all are there.
+fn status_kib(pid: u32, keys: &[&str]) -> Option<Vec<u64>> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|line| line.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
+    let value = |key: &str| -> Option<u64> {
+        status.lines().find_map(|line| line.strip_prefix(key)?.trim().strip_suffix("kB")?.trim().parse().ok())
+    };
+    keys.iter().map(|key| value(key)).collect()
 }
 
 /// Samples a process's resident memory every `period` until stopped or
 /// the process is gone.
 pub struct RssWatch {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<Vec<(Duration, u64)>>,
+    thread: JoinHandle<Vec<(Duration, Rss)>>,
 }
 
 impl RssWatch {
@@ -292,8 +314,8 @@ impl RssWatch {
             let started = Instant::now();
             let mut series = Vec::new();
             while !flag.load(Ordering::Relaxed) {
-                match vm_rss_kib(pid) {
-                    Some(kib) => series.push((started.elapsed(), kib)),
+                match rss(pid) {
+                    Some(rss) => series.push((started.elapsed(), rss)),
                     None => break,
                 }
                 std::thread::sleep(period);
@@ -303,8 +325,8 @@ impl RssWatch {
         RssWatch { stop, thread }
     }
 
-    /// (time since start, VmRSS KiB) samples.
-    pub fn stop(self) -> Vec<(Duration, u64)> {
+    /// (time since start, resident memory) samples.
+    pub fn stop(self) -> Vec<(Duration, Rss)> {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.join().expect("the RSS watch thread")
     }
