@@ -81,6 +81,11 @@ ap-alloc over base (per-round pairs), pcct's allocations recorded per second, an
 allocating method (each allocation by its deepest Java frame below the allocated type) of pcct and
 async-profiler in the same round.
   python3 benches/jvm/harness.py --summarise-only benches/results/<date-time>/results.jsonl [--record]
+
+Precision of two configurations over real methods, pooled over stored runs of the same workloads: each
+one's median correlation over all pairs of its rounds, their difference and its 95 % bootstrap interval
+(the rounds drawn again with replacement, 2000 times; benches/jvm/shares.py, precision_difference):
+  python3 benches/jvm/harness.py --compare-precision pcct-1ms,ap-1ms benches/results/<run>/results.jsonl ...
 """
 
 import argparse
@@ -107,7 +112,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
-from shares import allocator_shares, self_shares  # noqa: E402
+from shares import allocator_shares, precision_difference, self_shares  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -1108,6 +1113,25 @@ def record_in_benchmarks(text):
     log(f"--record: tables written into {BENCHMARKS}")
 
 
+def compare_precision(configs, paths):
+    """Prints, per workload, two configurations' all-pairs precision over real methods (rounds pooled
+    over `paths`), their difference and its bootstrap interval."""
+    first, _, second = configs.partition(",")
+    runs = [run for path in paths for run in load_results(path)[1]
+            if run.get("ok") and "method_shares" in run and run["config"] in (first, second)]
+    print(f"| workload | rounds {first} / {second} | {first} - {second}, all pairs | 95 % bootstrap interval |")
+    print("|---|---:|---:|---:|")
+    for workload in sorted({run["workload"] for run in runs}):
+        shares = [[run["method_shares"] for run in runs if run["workload"] == workload and run["config"] == config]
+                  for config in (first, second)]
+        result = precision_difference(*shares) if all(len(s) > 1 for s in shares) else None
+        if result is None:
+            print(f"| {workload} | {len(shares[0])} / {len(shares[1])} | n/a | n/a |")
+            continue
+        difference, low, high = result
+        print(f"| {workload} | {len(shares[0])} / {len(shares[1])} | {difference:+.4f} | [{low:+.4f}, {high:+.4f}] |")
+
+
 def report(jsonl, record):
     meta, runs = load_results(jsonl)
     summary = summarise(meta, runs)
@@ -1152,6 +1176,9 @@ def parse_args():
     parser.add_argument("--record", action="store_true", help="replace the harness block in BENCHMARKS.md")
     parser.add_argument("--summarise-only", metavar="JSONL", help="summarise a results.jsonl without running")
     parser.add_argument("--no-build", action="store_true", help="do not run cargo build --release first")
+    parser.add_argument("--compare-precision", nargs="+", metavar="A,B JSONL",
+                        help="two configurations' precision over real methods, pooled over stored results, and "
+                             "how surely they differ (no run)")
     args = parser.parse_args()
     if args.smoke:
         for key, value in SMOKE.items():
@@ -1163,6 +1190,11 @@ def main():
     args = parse_args()
     if args.summarise_only:
         report(args.summarise_only, args.record)
+        return
+    if args.compare_precision:
+        if len(args.compare_precision) < 2 or "," not in args.compare_precision[0]:
+            raise SystemExit("--compare-precision A,B JSONL [JSONL ...]: two configurations, then results files")
+        compare_precision(args.compare_precision[0], args.compare_precision[1:])
         return
     workloads = args.workloads.split(",")
     for workload in workloads:

@@ -84,6 +84,47 @@ def correlation(a, b):
     return cov / math.sqrt(vx * vy) if vx and vy else None
 
 
+def all_pairs_median(matrix, rounds):
+    """Median correlation over all pairs of distinct `rounds` (indices into `matrix`; a round drawn twice
+    by a bootstrap is not paired with itself). None when no pair has a correlation."""
+    values = [matrix[i][j] for a, i in enumerate(rounds) for j in rounds[a + 1:]
+              if i != j and matrix[i][j] is not None]
+    return statistics.median(values) if values else None
+
+
+def correlation_matrix(share_maps):
+    """Correlations of every pair of method -> share maps (None on the diagonal)."""
+    n = len(share_maps)
+    matrix = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            matrix[i][j] = matrix[j][i] = correlation(share_maps[i], share_maps[j])
+    return matrix
+
+
+def precision_difference(shares_a, shares_b, resamples=2000, seed=1):
+    """How far two configurations' precision differs, and how surely: (all-pairs median of a - that of b,
+    2.5th and 97.5th percentiles of the same difference over `resamples` bootstrap draws of each one's
+    rounds). The rounds of a workload differ by more than sampling error (the JIT's choices, the file
+    system's state), so ten rounds leave the difference uncertain by about a point; an interval holding 0
+    says the rounds cannot tell the two apart."""
+    import random
+    rng = random.Random(seed)
+    matrix_a, matrix_b = correlation_matrix(shares_a), correlation_matrix(shares_b)
+    observed = all_pairs_median(matrix_a, list(range(len(shares_a)))), \
+        all_pairs_median(matrix_b, list(range(len(shares_b))))
+    if None in observed:
+        return None
+    draws = []
+    for _ in range(resamples):
+        a = all_pairs_median(matrix_a, [rng.randrange(len(shares_a)) for _ in shares_a])
+        b = all_pairs_median(matrix_b, [rng.randrange(len(shares_b)) for _ in shares_b])
+        if a is not None and b is not None:
+            draws.append(a - b)
+    draws.sort()
+    return observed[0] - observed[1], draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
+
+
 def self_test():
     pcct = "A.main;A.run;A.leaf 300\nA.main;A.run 100\n[unknown_Java] 100\n[break_compiled];A.leaf 100\n"
     shares, no_java, total = self_shares(pcct)
@@ -102,3 +143,9 @@ def self_test():
     shares, _, _ = allocator_shares(ap_allocations)
     assert abs(shares["A.big"] - 0.6) < 1e-9 and abs(shares["A.small"] - 0.4) < 1e-9, shares
     assert correlation({"a": 1.0}, {"a": 1.0}) is None
+    steady = [{"a": 0.5, "b": 0.3, "c": 0.2}, {"a": 0.49, "b": 0.31, "c": 0.2}, {"a": 0.51, "b": 0.29, "c": 0.2}]
+    shifting = [{"a": 0.5, "b": 0.3, "c": 0.2}, {"a": 0.2, "b": 0.3, "c": 0.5}, {"a": 0.3, "b": 0.5, "c": 0.2}]
+    difference, low, high = precision_difference(steady, steady, resamples=200)
+    assert difference == 0 and low <= 0 <= high, (difference, low, high)
+    difference, low, high = precision_difference(steady, shifting, resamples=200)
+    assert difference > 1 and low <= difference <= high, (difference, low, high)
