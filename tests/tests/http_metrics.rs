@@ -198,6 +198,10 @@ per_jdk! {
         let heap = after.value("pcct_agent_heap_bytes", &[]);
         assert!(heap >= after.value("pcct_arena_bytes", &[]), "agent heap {heap}");
         assert!(after.value("pcct_agent_heap_peak_bytes", &[]) >= heap);
+        // Every class loaded by then was given method ids (the sweep at
+        // start, then ClassPrepare): hundreds in any JVM.
+        let classes = after.value("pcct_classes_given_method_ids_total", &[]);
+        assert!(classes >= 300.0 && classes >= status["counters"]["classes_given_method_ids"].as_f64().unwrap(), "classes {classes}");
 
         // The hot-method gauges: at most TOP series each, ranks 1..=n once,
         // rank 1 is the hottest method (as /api/hot-methods says).
