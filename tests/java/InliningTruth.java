@@ -143,11 +143,22 @@ public class InliningTruth {
     public static void main(String[] args) {
         String program = args[0];
         // Seconds of this thread's CPU, not of wall time: a loaded machine
-        // makes the run longer, not the profile smaller.
+        // makes the run longer, not the profile smaller. The CPU clock (a
+        // system call) is read once per 10 ms of wall time, not per batch:
+        // read per batch it took 7-10 % of the samples, a share that moved
+        // by 3 points between two runs and moved the leaves' with it.
         java.lang.management.ThreadMXBean clock = java.lang.management.ManagementFactory.getThreadMXBean();
         long end = clock.getCurrentThreadCpuTime() + Long.parseLong(args[1]) * 1_000_000_000L;
         long x = 1;
-        while (clock.getCurrentThreadCpuTime() < end) {
+        long nextRead = System.nanoTime();
+        while (true) {
+            long now = System.nanoTime();
+            if (now - nextRead >= 0) {
+                if (clock.getCurrentThreadCpuTime() >= end) {
+                    break;
+                }
+                nextRead = now + 10_000_000L;
+            }
             for (int k = 0; k < 1000; k++) {
                 switch (program) {
                     case "loops": x = loops(x); break;
