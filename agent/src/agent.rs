@@ -258,6 +258,13 @@ impl Agent {
                 Err(error) => complain(&format!("HTTP server not started: {error}")),
             }
         }
+        // The handler goes in now, before the program's main runs: a signal
+        // arriving before the sampler thread is ready (its class sweep takes
+        // a while on a loaded machine) is counted as stray, not taken by the
+        // default action, which ends the process. The sampler thread installs
+        // it again (a no-op), and disables sampling if another library took
+        // the signal meanwhile.
+        let _ = pcct_sampler::signal::install(self.options.signal);
         let sampler = self.start_thread(jni, "pcct-sampler", &self.sampler_thread, crate::callbacks::sampler_main);
         if let Err(reason) = sampler {
             self.disable(format!("could not start the sampler thread: {reason}"));
