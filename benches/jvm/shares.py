@@ -14,6 +14,7 @@ that change every run: they are normalised.
 
 import collections
 import math
+import random
 import re
 import statistics
 
@@ -108,7 +109,6 @@ def precision_difference(shares_a, shares_b, resamples=2000, seed=1):
     rounds). The rounds of a workload differ by more than sampling error (the JIT's choices, the file
     system's state), so ten rounds leave the difference uncertain by about a point; an interval holding 0
     says the rounds cannot tell the two apart."""
-    import random
     rng = random.Random(seed)
     matrix_a, matrix_b = correlation_matrix(shares_a), correlation_matrix(shares_b)
     observed = all_pairs_median(matrix_a, list(range(len(shares_a)))), \

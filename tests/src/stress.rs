@@ -273,16 +273,10 @@ pub fn describe_counters(profile: &serde_json::Value, names: &[&str]) -> String 
 
 /// A process's resident memory in KiB: anonymous (heaps, stacks, mappings
 /// of no file) and file-backed (libraries' and other files' pages).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rss {
     pub anon_kib: u64,
     pub file_kib: u64,
-}
-
-impl Rss {
-    pub fn total_kib(&self) -> u64 {
-        self.anon_kib + self.file_kib
-    }
 }
 
 /// `RssAnon` and `RssFile` of process `pid`, if it is still there.
