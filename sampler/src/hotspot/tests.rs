@@ -480,6 +480,66 @@ fn a_frameless_stub_called_from_the_interpreter_keeps_its_interpreted_caller() {
     }
 }
 
+/// The nmethod's pc `NM_CODE + 0x30` made a return address: a `call` before it.
+fn make_return_address(vm: &mut Vm) -> usize {
+    let pc = NM_CODE + 0x30;
+    vm.memory.write(pc - 5, &[0xE8, 0, 0, 0, 0]);
+    pc
+}
+
+/// A stub of `StubRoutines` (an oop arraycopy) calls native code (G1's
+/// barrier) after `push rbp; mov rbp, rsp` and saving every register; a
+/// sample in the native code reaches the stub by frame pointers and leaves
+/// it by its frame pointer, to the compiled caller, when what is above it
+/// returns into Java code.
+#[test]
+fn a_stub_routine_in_a_call_to_native_code_is_left_by_its_frame_pointer() {
+    let mut vm = build();
+    let returns_to = make_return_address(&mut vm);
+    let stub_fp = vm.compiled_sp - 16;
+    let stub_sp = stub_fp - 0x80;
+    let native_fp = stub_sp - 16;
+    put_word(&mut vm.memory, stub_fp, 0x28); // the compiled caller's rbp: a general register
+    put_word(&mut vm.memory, stub_fp + 8, returns_to);
+    put_word(&mut vm.memory, native_fp, stub_fp);
+    put_word(&mut vm.memory, native_fp + 8, STUB + 0x180);
+    let registers = Registers { pc: 0x7F00_0000_1000, sp: native_fp - 0x20, fp: native_fp, rbx: 0, r13: 0 };
+    let (walk, frames) = vm.walk(registers, 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)]);
+    // What is above the stub's frame pointer does not return into Java code
+    // (no call before it): the walk stops at the stub.
+    vm.memory.write(returns_to - 5, &[0; 5]);
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
+    // Nor is a frame pointer below the stub's sp followed.
+    vm.memory.write(returns_to - 5, &[0xE8, 0, 0, 0, 0]);
+    put_word(&mut vm.memory, stub_sp - 0x40, stub_fp);
+    put_word(&mut vm.memory, stub_sp - 0x38, returns_to);
+    put_word(&mut vm.memory, native_fp, stub_sp - 0x40);
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
+}
+
+/// Interrupted between a stub routine's `push rbp` and its `mov rbp, rsp`
+/// (the stubs of `StubRoutines` share one blob, so this is not the blob's
+/// start): the saved rbp is at the sp, the return address above it.
+#[test]
+fn a_stub_routine_between_push_rbp_and_mov_rbp_rsp_leaves_by_the_return_address_above() {
+    let mut vm = build();
+    let returns_to = make_return_address(&mut vm);
+    let entry = STUB + 0x160;
+    vm.memory.write(entry, &[0x55, 0x48, 0x8B, 0xEC]);
+    let sp = vm.compiled_sp - 16;
+    put_word(&mut vm.memory, sp, 0x28);
+    put_word(&mut vm.memory, sp + 8, returns_to);
+    let registers = Registers { pc: entry + 1, sp, fp: 0x28, rbx: 0, r13: 0 };
+    let (walk, frames) = vm.walk(registers, 16);
+    assert_eq!(walk.ending, Ending::Complete);
+    assert_eq!(frames, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)]);
+    // Above the saved rbp no return into Java code: not taken for a frame.
+    vm.memory.write(returns_to - 5, &[0; 5]);
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
+}
+
 #[test]
 fn a_full_buffer_ends_the_walk_with_the_top_frames() {
     let vm = build();

@@ -17,7 +17,9 @@
 //!   bottom of the thread's Java stack: the walk is complete;
 //! - **stubs** (adapters, runtime stubs, vtable stubs): skipped by their
 //!   frame size or, at the top, by the few instruction patterns of their
-//!   entries;
+//!   entries; a stub without a frame size in a call (a stub of
+//!   `StubRoutines` calling native code) by its frame pointer, when what is
+//!   above it returns into Java code;
 //! - **native** code called from Java without a last-Java-frame anchor (a
 //!   leaf call): followed by frame pointers until it reaches Java code.
 //!
@@ -791,18 +793,28 @@ impl<M: Memory> Walker<'_, M> {
         if blob.frame_size > 0 {
             return self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Stub);
         }
+        if !position.top {
+            // In a call out of a stub without a frame size: a stub of
+            // `StubRoutines` (they begin `push rbp; mov rbp, rsp` each, inside
+            // one blob) calling native code, as an oop arraycopy calls G1's
+            // barrier after saving every register.
+            return self.java_caller_by_fp(position.fp, position.sp).map(Some).ok_or(Broken::Stub);
+        }
         Err(Broken::Stub)
     }
 
     /// A stub interrupted where its frame is known by instruction: at its
     /// entry or `ret` (return address at the sp), in a vtable or itable
-    /// stub (they build no frame), or in one that begins `push rbp; mov
-    /// rbp, rsp`; else, at the top of the stack, a stub that builds no frame
-    /// of known size (adapters, the stubs of `StubRoutines`) is left by the
-    /// return address at the sp; by the interpreted frame the frame pointer
-    /// still points to, when that frame is in a call (an i2c adapter's
-    /// caller); or above the frame pointer, whichever follows a call
-    /// instruction in Java code.
+    /// stub (they build no frame), between its `push rbp` and `mov rbp,
+    /// rsp` (at the blob's start, or at the start of one of the stubs of
+    /// `StubRoutines` when what is above the saved rbp returns into Java
+    /// code), or in a blob that begins `push rbp; mov rbp, rsp`; else, at
+    /// the top of the stack, a stub that builds no frame of known size
+    /// (adapters, the stubs of `StubRoutines`) is left by the return
+    /// address at the sp; by the interpreted frame the frame pointer still
+    /// points to, when that frame is in a call (an i2c adapter's caller); or
+    /// above the frame pointer, whichever follows a call instruction in Java
+    /// code.
     fn unwind_stub(&self, position: Position, blob: &Blob) -> Option<Position> {
         let pc = position.pc;
         let frameless = blob.name_starts_with(b"vtable")
@@ -811,19 +823,22 @@ impl<M: Memory> Walker<'_, M> {
         if position.top && (pc == blob.code_begin || self.memory.u8(pc)? == RET || frameless) {
             return self.caller_at_entry(position);
         }
-        let prologue = self.memory.u32(blob.code_begin)?;
-        if prologue == PUSH_RBP_MOV_RBP_RSP {
-            if position.top && pc == blob.code_begin.wrapping_add(1) {
-                return Some(Position {
-                    pc: self.word(position.sp.wrapping_add(8))?,
-                    sp: position.sp.wrapping_add(16),
-                    fp: self.word(position.sp)?,
-                    top: false,
-                });
+        if position.top && self.memory.u32(pc.wrapping_sub(1)) == Some(PUSH_RBP_MOV_RBP_RSP) {
+            let caller = Position {
+                pc: self.word(position.sp.wrapping_add(8))?,
+                sp: position.sp.wrapping_add(16),
+                fp: self.word(position.sp)?,
+                top: false,
+            };
+            if pc == blob.code_begin.wrapping_add(1) || self.is_return_address(caller.pc) {
+                return Some(caller);
             }
-            if self.stack.contains(position.fp) && position.fp >= position.sp {
-                return self.caller_by_fp(position.fp, position.fp.wrapping_add(16));
-            }
+        }
+        if self.memory.u32(blob.code_begin)? == PUSH_RBP_MOV_RBP_RSP
+            && self.stack.contains(position.fp)
+            && position.fp >= position.sp
+        {
+            return self.caller_by_fp(position.fp, position.fp.wrapping_add(16));
         }
         if !position.top {
             return None;
@@ -831,15 +846,19 @@ impl<M: Memory> Walker<'_, M> {
         if self.word(position.sp).is_some_and(|returns_to| self.is_return_address(returns_to)) {
             return self.caller_at_entry(position);
         }
-        let fp = position.fp;
-        if self.frame_pointer_near(fp, position.sp) {
-            if let Some(caller) = self.interpreted_caller(fp, position.sp) {
-                return Some(caller);
-            }
-            let caller = self.caller_by_fp(fp, fp.wrapping_add(16))?;
-            return self.is_return_address(caller.pc).then_some(caller);
+        let (fp, sp) = (position.fp, position.sp);
+        self.interpreted_caller(fp, sp).or_else(|| self.java_caller_by_fp(fp, sp))
+    }
+
+    /// The caller above the frame pointer `fp` of a frame at `sp`, when `fp`
+    /// is near and what is above it returns into Java code (a frame pointer
+    /// that is a compiled caller's general register seldom passes both).
+    fn java_caller_by_fp(&self, fp: usize, sp: usize) -> Option<Position> {
+        if !self.frame_pointer_near(fp, sp) {
+            return None;
         }
-        None
+        let caller = self.caller_by_fp(fp, fp.wrapping_add(16))?;
+        self.is_return_address(caller.pc).then_some(caller)
     }
 
     /// The interpreted frame at `fp`, when code that built no frame of its
