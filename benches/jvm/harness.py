@@ -819,7 +819,8 @@ def summarise_config(runs, base_by_round, spec):
             ratio(profile_cpu_s(r), r["java_threads_cpu_s"] + r.get("unpolled_tail_cpu_s", 0)) for r in runs)
         entry["counters"] = counters_medians(runs)
         # The agent's own cost, measured directly: the sampler thread's CPU
-        # clock plus the handlers' and the event callbacks' CPU, per
+        # clock plus the handlers' CPU and the event callbacks' time (their
+        # wall time since 2026-11-26: about their CPU, never less), per
         # CPU-second of the Java threads.
         entry["agent_cpu_share"] = agent_cpu_share(runs)
         entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs

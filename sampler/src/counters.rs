@@ -110,9 +110,10 @@ macro_rules! counters {
             /// CPU time the signal handler took on its thread (measured in the
             /// handler with the thread's CPU clock, observed by the sampler).
             pub handler_time: Histogram,
-            /// CPU time an event callback (a sampled allocation or a
-            /// contended enter that is recorded) took on its Java thread:
-            /// its stack, its class's name, the queue.
+            /// Time an event callback (a sampled allocation or a contended
+            /// enter that is recorded) took on its Java thread: its stack,
+            /// its class's name, the queue (monotonic clock: a callback is
+            /// seldom preempted, so about its CPU time and never less).
             pub callback_time: Histogram,
             /// Time one drain (copy, resolve, update the tree) took.
             pub drain_time: Histogram,

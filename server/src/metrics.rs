@@ -43,7 +43,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_classes_given_method_ids_total", "Classes whose methods pcct had HotSpot give jmethodIDs (HotSpot keeps a block of ids per class loader until the JVM exits).", MetricType::COUNTER, &[]),
     ("pcct_methods_named", "Java methods with names in the method table.", MetricType::GAUGE, &[]),
     ("pcct_handler_duration_seconds", "Time spent in the signal handler per sample.", MetricType::HISTOGRAM, &[]),
-    ("pcct_callback_duration_seconds", "CPU time an event callback (a recorded allocation sample or contended enter) took on its Java thread.", MetricType::HISTOGRAM, &[]),
+    ("pcct_callback_duration_seconds", "Time an event callback (a recorded allocation sample or contended enter) took on its Java thread (monotonic clock: about its CPU time, never less).", MetricType::HISTOGRAM, &[]),
     ("pcct_drain_duration_seconds", "Time one drain took (copy, name resolution, tree update).", MetricType::HISTOGRAM, &[]),
     ("pcct_tick_duration_seconds", "Time one sampler tick took (drain and signals).", MetricType::HISTOGRAM, &[]),
     ("pcct_pcct_nodes", "Nodes in the calling context tree.", MetricType::GAUGE, &[]),
