@@ -530,16 +530,17 @@ def tail(path, size=2000):
         return f.read().decode(errors="replace")
 
 
-def one_run(workload, setup, config, spec, output_base, timeout_s, classes):
-    """Runs one JVM; returns its JSON record (never raises for a failed run)."""
+def one_run(workload, setup, config, spec, output_base, timeout_s, classes, jvm_options=()):
+    """Runs one JVM (with `jvm_options` before the profiler's flags); returns its JSON record (never raises
+    for a failed run)."""
     flags, profile = jvm_flags(spec, output_base)
     if setup.get("clean"):
         shutil.rmtree(setup["clean"], ignore_errors=True)
         Path(setup["clean"]).mkdir(parents=True)
     record = {"type": "run", "workload": workload, "config": config, "timeout_s": timeout_s,
               "stdout": f"{output_base}.stdout", "stderr": f"{output_base}.stderr", "profile": None}
-    record.update(run_jvm([str(JAVA), *flags, *setup["args"]], setup["cwd"], record["stdout"], record["stderr"],
-                          timeout_s))
+    record.update(run_jvm([str(JAVA), *jvm_options, *flags, *setup["args"]], setup["cwd"], record["stdout"],
+                          record["stderr"], timeout_s))
     error = None
     if record["timed_out"]:
         error = f"killed after the {timeout_s:.0f} s timeout"
@@ -1177,6 +1178,9 @@ def parse_args():
     parser.add_argument("--record", action="store_true", help="replace the harness block in BENCHMARKS.md")
     parser.add_argument("--summarise-only", metavar="JSONL", help="summarise a results.jsonl without running")
     parser.add_argument("--no-build", action="store_true", help="do not run cargo build --release first")
+    parser.add_argument("--jvm-options", default="", metavar="'OPTIONS'",
+                        help="JVM options for every run, the unprofiled one too (e.g. '-Xms2g -Xmx2g "
+                             "-XX:+AlwaysPreTouch': a heap touched at start takes no page faults)")
     parser.add_argument("--compare-precision", nargs="+", metavar="A,B JSONL",
                         help="two configurations' precision over real methods, pooled over stored results, and "
                              "how surely they differ (no run)")
@@ -1231,7 +1235,8 @@ def main():
             for workload, config in order:
                 timeout_s = timeout_for(workload, setups[workload], results)
                 record = one_run(workload, setups[workload], config, configs[config],
-                                 out_dir / f"{workload}-{config}-r{round_index}", timeout_s, classes)
+                                 out_dir / f"{workload}-{config}-r{round_index}", timeout_s, classes,
+                                 shlex.split(args.jvm_options))
                 record["round"] = round_index
                 append_jsonl(jsonl, record)
                 results.append(record)
