@@ -511,8 +511,13 @@ fn a_stub_routine_in_a_call_to_native_code_is_left_by_its_frame_pointer() {
     // (no call before it): the walk stops at the stub.
     vm.memory.write(returns_to - 5, &[0; 5]);
     assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
-    // Nor is a frame pointer below the stub's sp followed.
+    // Another stub without a frame size (an adapter) is not left so.
     vm.memory.write(returns_to - 5, &[0xE8, 0, 0, 0, 0]);
+    vm.memory.write(NAMES + 0x20, b"I2C/C2I adapters\0");
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
+    vm.memory.write(NAMES + 0x20, b"StubRoutines (1)\0");
+    assert_eq!(vm.walk(registers, 16).0.ending, Ending::Complete);
+    // Nor is a frame pointer below the stub's sp followed.
     put_word(&mut vm.memory, stub_sp - 0x40, stub_fp);
     put_word(&mut vm.memory, stub_sp - 0x38, returns_to);
     put_word(&mut vm.memory, native_fp, stub_sp - 0x40);

@@ -17,9 +17,8 @@
 //!   bottom of the thread's Java stack: the walk is complete;
 //! - **stubs** (adapters, runtime stubs, vtable stubs): skipped by their
 //!   frame size or, at the top, by the few instruction patterns of their
-//!   entries; a stub without a frame size in a call (a stub of
-//!   `StubRoutines` calling native code) by its frame pointer, when what is
-//!   above it returns into Java code;
+//!   entries; a stub of `StubRoutines` in a call to native code by its
+//!   frame pointer, when what is above it returns into Java code;
 //! - **native** code called from Java without a last-Java-frame anchor (a
 //!   leaf call): followed by frame pointers until it reaches Java code.
 //!
@@ -793,11 +792,13 @@ impl<M: Memory> Walker<'_, M> {
         if blob.frame_size > 0 {
             return self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Stub);
         }
-        if !position.top {
-            // In a call out of a stub without a frame size: a stub of
-            // `StubRoutines` (they begin `push rbp; mov rbp, rsp` each, inside
-            // one blob) calling native code, as an oop arraycopy calls G1's
-            // barrier after saving every register.
+        if !position.top && blob.name_starts_with(b"StubRoutines") {
+            // In a call out of a stub of `StubRoutines` (they begin `push
+            // rbp; mov rbp, rsp` each, inside one blob) to native code, as
+            // an oop arraycopy calls G1's barrier after saving every
+            // register. Not other stubs without a frame size: an adapter
+            // calling the VM keeps its caller's sp in a register, and its
+            // rbp is the compiled caller's general register.
             return self.java_caller_by_fp(position.fp, position.sp).map(Some).ok_or(Broken::Stub);
         }
         Err(Broken::Stub)
