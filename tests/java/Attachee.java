@@ -1,12 +1,18 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 /**
  * A busy program to attach to (tests/tests/late_attach.rs). A worker thread
  * spins in Attachee.busyWork; main prints "ready" once it started, then
  * reads commands on stdin:
  *
- *   finish <ms>   keep working <ms> more milliseconds, print "finished", exit 0
+ *   finish <ms>   let the worker use <ms> more milliseconds of its own CPU
+ *                 (or wait 20 x <ms> of wall time, whichever comes first),
+ *                 print "finished", exit 0. CPU, not wall time: on a busy
+ *                 machine the worker may get a fraction of a CPU, and the
+ *                 test counts the samples of its work.
  *   (end of input) exit 0 at once
  *
  * Whatever happens, it exits 0 once <max seconds> passed (a safety net for a
@@ -26,6 +32,16 @@ public class Attachee {
             }
         }
         return x;
+    }
+
+    /** Waits until `worker` used `ms` more milliseconds of CPU, or 20 x `ms` of wall time passed. */
+    static void workFor(Thread worker, long ms) throws InterruptedException {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long start = threads.getThreadCpuTime(worker.getId());
+        long deadline = System.nanoTime() + ms * 20_000_000L;
+        while (threads.getThreadCpuTime(worker.getId()) - start < ms * 1_000_000L && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -50,7 +66,7 @@ public class Attachee {
         while ((line = in.readLine()) != null) {
             line = line.trim();
             if (line.startsWith("finish ")) {
-                Thread.sleep(Long.parseLong(line.substring(7).trim()));
+                workFor(worker, Long.parseLong(line.substring(7).trim()));
                 break;
             }
         }

@@ -43,7 +43,8 @@ fn finish(mut target: RunningJvm, ms: u32) -> Finished {
 }
 
 /// Attaches to a running Attachee at 1 ms with its profile written to
-/// `profile_path`, lets it work one more second and waits for its exit.
+/// `profile_path`, lets its worker use one more second of CPU (however long
+/// that takes on a busy machine) and waits for its exit.
 fn attach_for_a_second(jdk: &Jdk, fixture: &Fixture, profile_path: &Path) -> Finished {
     let mut target = start_attachee(jdk, fixture);
     let options = format!("interval:1ms;file:{};http:off", profile_path.display());
