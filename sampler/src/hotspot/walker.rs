@@ -514,6 +514,13 @@ impl<M: Memory> Walker<'_, M> {
         Some(Position { pc: self.slot(fp, 1)?, sp, fp: self.slot(fp, 0)?, top: false })
     }
 
+    /// The caller of a frame interrupted with its saved rbp at `sp` and
+    /// the return address above it (right after `push rbp`, or at a `pop
+    /// rbp` not yet done).
+    fn caller_above_saved_rbp(&self, sp: usize) -> Option<Position> {
+        self.caller_by_fp(sp, sp.wrapping_add(16))
+    }
+
     /// The caller of a frame of `words` words at `sp` (the return address
     /// is its last word, the saved frame pointer the one below).
     fn caller_by_size(&self, sp: usize, words: usize) -> Option<Position> {
@@ -713,12 +720,7 @@ impl<M: Memory> Walker<'_, M> {
         }
         if pc <= entry.wrapping_add(15) && self.memory.u8(pc.wrapping_sub(1))? == PUSH_RBP {
             // Right after `push rbp`: the return address is one word up.
-            return Some(Position {
-                pc: self.word(position.sp.wrapping_add(8))?,
-                sp: position.sp.wrapping_add(16),
-                fp: self.word(position.sp)?,
-                top: false,
-            });
+            return self.caller_above_saved_rbp(position.sp);
         }
         if pc <= entry.wrapping_add(31) && self.frame_allocated(entry, pc) {
             return self.caller_by_size(position.sp, blob.frame_size);
@@ -743,12 +745,7 @@ impl<M: Memory> Walker<'_, M> {
             return self.caller_at_entry(position);
         }
         if byte == POP_RBP {
-            return Some(Position {
-                pc: self.word(position.sp.wrapping_add(8))?,
-                sp: position.sp.wrapping_add(16),
-                fp: self.word(position.sp)?,
-                top: false,
-            });
+            return self.caller_above_saved_rbp(position.sp);
         }
         None
     }
@@ -825,12 +822,7 @@ impl<M: Memory> Walker<'_, M> {
             return self.caller_at_entry(position);
         }
         if position.top && self.memory.u32(pc.wrapping_sub(1)) == Some(PUSH_RBP_MOV_RBP_RSP) {
-            let caller = Position {
-                pc: self.word(position.sp.wrapping_add(8))?,
-                sp: position.sp.wrapping_add(16),
-                fp: self.word(position.sp)?,
-                top: false,
-            };
+            let caller = self.caller_above_saved_rbp(position.sp)?;
             if pc == blob.code_begin.wrapping_add(1) || self.is_return_address(caller.pc) {
                 return Some(caller);
             }
