@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use pcct::export::Format;
 use pcct::{FullPolicy, Metric, TreeMode};
-use pcct_sampler::Mode;
+use pcct_sampler::{Mode, TimerSource};
 
 /// Every option, with its default in the doc comment.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +44,9 @@ pub struct Options {
     pub idle_share: f64,
     /// `signal`: the sampling signal (default SIGPROF).
     pub signal: i32,
+    /// `timer`: what interrupts a running thread for a sample in cpu mode,
+    /// `thread` (its own CPU timer) or `sampler` (default thread).
+    pub timer: TimerSource,
     /// `spin`: most time the timer spins before a tick, 0 to 200us (default 20us).
     pub max_spin: Duration,
     /// `jitter`: gaps between ticks are drawn from (1 - jitter)..(1 + jitter)
@@ -141,6 +144,7 @@ impl Default for Options {
             prefilter: true,
             idle_share: 0.1,
             signal: libc::SIGPROF,
+            timer: TimerSource::Thread,
             max_spin: Duration::from_micros(20),
             jitter: 0.5,
             recent: 4096,
@@ -362,7 +366,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "prefilter",
         default: "on",
         allowed: "on or off",
-        meaning: "skip threads whose CPU clock moved less than `idle` of an interval; `off`: the register checksum alone decides",
+        meaning: "with `timer=sampler` (cpu mode): skip threads whose CPU clock moved less than `idle` of an interval; `off`: the register checksum alone decides",
         apply: |o, v| set(&mut o.prefilter, parse_switch(v)),
         show: |o| ("prefilter", o.prefilter.into()),
     },
@@ -381,6 +385,15 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "the sampling signal (`SIGRTMIN+3`, ...); refused if someone else handles it",
         apply: |o, v| set(&mut o.signal, pcct_sampler::signal::parse_signal(v).filter(|s| !RESERVED_SIGNALS.contains(s))),
         show: |o| ("signal", pcct_sampler::signal::signal_name(o.signal).into()),
+    },
+    OptionSpec {
+        key: "timer",
+        default: "thread",
+        allowed: "thread or sampler",
+        meaning: "cpu mode: `thread`, each thread's own CPU timer signals it after every interval of its CPU (a perf event; \
+                  the sampler's signal where the kernel refuses one); `sampler`, the sampler thread signals the threads that ran",
+        apply: |o, v| set(&mut o.timer, TimerSource::parse(v)),
+        show: |o| ("timer", o.timer.name().into()),
     },
     OptionSpec {
         key: "spin",
@@ -792,6 +805,7 @@ impl Options {
             prefilter: self.prefilter,
             idle_share: self.idle_share,
             signal: self.signal,
+            timer: self.timer,
             max_spin: self.max_spin,
             jitter: self.jitter,
             recent_capacity: self.recent,

@@ -57,6 +57,38 @@ impl Mode {
     }
 }
 
+/// What interrupts a running thread for a sample in cpu mode (wall mode
+/// always uses the sampler's signals: it samples threads that do not run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerSource {
+    /// The thread's own CPU timer (`cpu_timer`): a perf event that
+    /// interrupts it on its own CPU after every interval of its CPU time;
+    /// the sampler's signal for a thread whose timer the kernel refused.
+    #[default]
+    Thread,
+    /// The sampler thread's signal, sent to the threads whose CPU clock
+    /// moved since their last sample.
+    Sampler,
+}
+
+impl TimerSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerSource::Thread => "thread",
+            TimerSource::Sampler => "sampler",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<TimerSource> {
+        match text {
+            "thread" => Some(TimerSource::Thread),
+            "sampler" => Some(TimerSource::Sampler),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SamplerConfig {
     pub interval: Duration,
@@ -71,6 +103,8 @@ pub struct SamplerConfig {
     pub idle_share: f64,
     /// The sampling signal.
     pub signal: i32,
+    /// What interrupts a running thread for a sample (cpu mode).
+    pub timer: TimerSource,
     /// Cap of the busy-wait spin (0: sleep only).
     pub max_spin: Duration,
     /// Gaps between ticks are drawn from `(1 - jitter) .. (1 + jitter)`
@@ -98,6 +132,7 @@ impl Default for SamplerConfig {
             prefilter: true,
             idle_share: 0.1,
             signal: libc::SIGPROF,
+            timer: TimerSource::Thread,
             max_spin: Duration::from_micros(20),
             jitter: 0.5,
             recent_capacity: 4096,

@@ -12,6 +12,10 @@
 //!              (+ requests still outstanding while sampling runs)
 //! ```
 //!
+//! (A signal of a thread's own CPU timer counts as sent when the sample
+//! it took is drained; one that found its previous sample not yet drained
+//! is `timer_signals_busy`.)
+//!
 //! The profile's sample total is `samples_recorded + samples_failed +
 //! samples_wall_credited` (less what purges cleared).
 
@@ -193,7 +197,8 @@ counters! {
     /// CPU time the sampler thread itself has used (its own CPU clock, read
     /// at every tick): waking up, spinning, draining, signalling.
     sampler_cpu_ns,
-    /// Signals sent to threads.
+    /// Sampling signals sent to threads: by the sampler, and by threads'
+    /// own CPU timers when they answered a request (`timer_samples`).
     signals_sent,
     /// Signals that could not be sent (thread already gone, or another error).
     signal_failures,
@@ -201,6 +206,17 @@ counters! {
     signals_stray,
     /// Signals that arrived for a request no longer pending.
     signals_stale,
+    /// Threads given their own CPU timer (`timer=thread`, cpu mode; again
+    /// after a pause, a change of interval or of mode).
+    timers_opened,
+    /// Threads the kernel refused a CPU timer (no perf events, or out of
+    /// descriptors): the sampler signals them instead.
+    timers_refused,
+    /// Samples a thread's own CPU timer took (also counted in `signals_sent`).
+    timer_samples,
+    /// Signals of a thread's CPU timer that found its previous sample not
+    /// yet drained (the sampler thread late): no sample.
+    timer_signals_busy,
     /// Samples recorded into the tree with a Java stack.
     samples_recorded,
     /// Walked samples whose frames came from pcct's own HotSpot walker

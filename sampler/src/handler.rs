@@ -16,8 +16,10 @@
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table, the counters and the frame cache all threads share
 //!    (`hotspot::cache`) are `static` atomics initialised at compile
-//!    time; the thread's slot comes from the signal's `si_value`, checked
-//!    against the slot's generation (with its state, in one
+//!    time; the thread's slot comes from the signal's `si_value` (the
+//!    sampler's signal) or from the static table of timer descriptors
+//!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`),
+//!    checked against the slot's generation (with its state, in one
 //!    compare-and-swap) and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
@@ -46,6 +48,19 @@
 //! before the bottom of the stack, AsyncGetCallTrace walks, into the buffer
 //! after the frames pcct's walker read, so that if it fails too the top of
 //! the stack is still recorded (under a `[break_<reason>]` pseudo-frame).
+//!
+//! # Whose signal?
+//!
+//! Two senders ask for samples. With `timer=thread` (cpu mode, the
+//! default) each thread's own CPU timer (`cpu_timer`) signals it after
+//! every interval of its CPU time, from its own CPU: the signal comes with
+//! `si_code` `POLL_IN` and the timer's descriptor, and it takes the slot
+//! if it is idle (its previous sample drained): the sampler asks for
+//! nothing, it only drains.
+//! Such a thread has run and was on a CPU, so the two checks below are
+//! skipped, and the handler leaves the thread's CPU clock in the slot for
+//! the sample's weight. Otherwise the sampler signals the thread itself
+//! (`SI_QUEUE`, the slot in `si_value`), and the checks below apply.
 //!
 //! # Has the thread run?
 //!
@@ -95,6 +110,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
+use crate::cpu_timer;
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, history::History, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
@@ -105,6 +121,9 @@ pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
 /// pcct signals that arrived for a slot no longer waiting for them (thread
 /// gone, id reused, request withdrawn).
 pub(crate) static STALE_SIGNALS: AtomicU64 = AtomicU64::new(0);
+/// Signals of a thread's CPU timer that found its slot busy (its previous
+/// sample not yet drained).
+pub(crate) static BUSY_TIMER_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's id, which the sampler's signals come from (0 until the
 /// handler is installed: every signal is then stray).
@@ -199,16 +218,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     }
     // SAFETY: the kernel passes a valid siginfo_t to SA_SIGINFO handlers.
     let info = unsafe { &*info };
-    if info.si_code != SI_QUEUE {
+    let Some((value, timed)) = sampling_value(info) else {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
-    }
-    // SAFETY: si_code is SI_QUEUE, so the union holds si_pid/si_uid/si_value.
-    let (sender, value) = unsafe { (info.si_pid(), info.si_value().sival_ptr as usize) };
-    if sender != PROCESS_ID.load(Ordering::Relaxed) {
-        STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
-        return;
-    }
+    };
     let Some((index, generation)) = decode(value) else {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
@@ -220,8 +233,13 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let slot = &SLOTS[index];
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
-    if !slot.enter_handler(generation, tid) {
-        STALE_SIGNALS.fetch_add(1, Ordering::Relaxed);
+    // A timer's signal takes an idle slot itself; the sampler's answers its
+    // request.
+    let entered = if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid) };
+    if !entered {
+        // A timer runs on whether or not its previous sample was drained.
+        let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
+        refused.fetch_add(1, Ordering::Relaxed);
         return;
     }
 
@@ -244,12 +262,15 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     } else {
         0
     };
-    let has_not_run = previous == checksum
+    // A timer's signal comes after an interval of the thread's CPU: it ran,
+    // and it was on a CPU when the signal came.
+    let has_not_run = !timed
+        && previous == checksum
         && previous_cpu != 0
         && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
     let captured = if has_not_run {
         Captured { result: RESULT_FILTERED, walker: Walker::None, broken: 0, half: 0, reused: 0 }
-    } else if off_cpu_ns > OFF_CPU_DEFER_NS {
+    } else if !timed && off_cpu_ns > OFF_CPU_DEFER_NS {
         Captured { result: RESULT_DEFERRED, walker: Walker::None, broken: 0, half: 0, reused: 0 }
     } else {
         // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
@@ -274,7 +295,48 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         reused: captured.reused,
         checksum,
         handler_ns,
+        cpu_ns: if timed { start } else { 0 },
     });
+}
+
+/// The signal value of a sampling signal, and whether it came from the
+/// thread's CPU timer (`cpu_timer`) rather than from the sampler; `None`
+/// for any other signal. Async-signal-safe: reads `info` and atomics.
+#[inline]
+fn sampling_value(info: &libc::siginfo_t) -> Option<(usize, bool)> {
+    match info.si_code {
+        SI_QUEUE => {
+            // SAFETY: si_code is SI_QUEUE, so the union holds si_pid/si_uid/si_value.
+            let (sender, value) = unsafe { (info.si_pid(), info.si_value().sival_ptr as usize) };
+            (sender == PROCESS_ID.load(Ordering::Relaxed)).then_some((value, false))
+        }
+        cpu_timer::POLL_IN => {
+            let value = cpu_timer::value_of(descriptor_of(info));
+            (value != 0).then_some((value, true))
+        }
+        _ => None,
+    }
+}
+
+/// `si_fd` of a signal sent for an event on a file descriptor (the libc
+/// crate has no accessor for it on glibc): the union's `_sigpoll` member,
+/// `{ long si_band; int si_fd; }`, after the three ints and the padding
+/// that start every `siginfo_t` on 64-bit Linux.
+#[inline]
+fn descriptor_of(info: &libc::siginfo_t) -> i32 {
+    #[repr(C)]
+    struct SigPoll {
+        signo: i32,
+        errno: i32,
+        code: i32,
+        padding: i32,
+        band: libc::c_long,
+        fd: i32,
+    }
+    const _: () = assert!(std::mem::size_of::<SigPoll>() <= std::mem::size_of::<libc::siginfo_t>());
+    // SAFETY: `SigPoll` is a prefix of siginfo_t's layout (checked size,
+    // plain integers of the same alignment), and `info` is a valid siginfo_t.
+    unsafe { (*(info as *const libc::siginfo_t as *const SigPoll)).fd }
 }
 
 /// Off-CPU wait past which a sample the sampler allowed to be deferred is

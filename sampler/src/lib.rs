@@ -32,6 +32,7 @@
 pub mod agct;
 pub mod config;
 pub mod counters;
+pub mod cpu_timer;
 mod error;
 pub mod events;
 pub mod handler;
@@ -47,7 +48,7 @@ pub mod slots;
 pub mod thread_names;
 pub mod timer;
 
-pub use config::{Mode, SamplerConfig};
+pub use config::{Mode, SamplerConfig, TimerSource};
 pub use error::{Result, SamplerError};
 pub use sampler::Sampler;
 pub use shared::{Profile, Shared};

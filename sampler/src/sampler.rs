@@ -16,6 +16,16 @@
 //!    and send the signal. Its handler runs on the thread (see `handler`);
 //!    the result is collected at the next tick.
 //!
+//! With threads' own CPU timers (`timer=thread`, cpu mode; `cpu_timer`),
+//! step 5 opens a timer for each new thread, and that timer asks for the
+//! thread's samples: it signals the thread after every interval of its CPU,
+//! and the handler takes the slot if it is idle (`Slot::claim`). The sample
+//! weighs the CPU between its handler's clock reading and the previous
+//! sample's. The sampler then ticks strictly periodically without
+//! spinning, reads a timed thread's CPU clock only every
+//! [`TIMED_READ_EVERY_TICKS`] ticks, and signals only the threads the
+//! kernel refused a timer.
+//!
 //! Steps 2-4 also take the events (sampled allocations, monitor waits) the
 //! agent's callbacks queued since the previous tick (see `events`): their
 //! frames are named with the samples', and each is recorded with its whole
@@ -29,8 +39,9 @@ use std::time::{Duration, Instant};
 use pcct::{Builtin, Frame, Marks, MethodId, Weight, NO_BCI};
 
 use crate::agct::AgctError;
-use crate::config::Mode;
+use crate::config::{Mode, TimerSource};
 use crate::counters::Counters;
+use crate::cpu_timer::ThreadTimer;
 use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
@@ -46,6 +57,11 @@ use crate::timer::{now_ns, BusyWaitTimer};
 
 /// Ticks a request may stay unanswered before it is withdrawn.
 const LOST_AFTER_TICKS: u64 = 50;
+/// With threads' own CPU timers, the sampler reads the CPU clock of a thread
+/// that has one only every this many ticks (to find discovered threads that
+/// ended, and for `cpu_ns_observed`): the timer, not the clock, decides
+/// when it is sampled, and its handler reads the clock for the weight.
+const TIMED_READ_EVERY_TICKS: u64 = 16;
 /// Samples kept across ticks while the profile lock is busy.
 const MAX_PENDING: usize = 65_536;
 
@@ -73,6 +89,10 @@ struct ThreadState {
     consecutive_failures: u32,
     ever_walked: bool,
     excluded: bool,
+    /// Its own CPU timer (`cpu_timer`), while the sampler uses one for it.
+    timer: Option<ThreadTimer>,
+    /// The kernel refused it a timer: the sampler signals it.
+    timer_refused: bool,
     /// Its samples deferred in a row, up to the last one drained.
     deferred_in_row: u32,
 }
@@ -202,18 +222,21 @@ impl<'r> Sampler<'r> {
     /// more so that every sample taken is in the profile.
     pub fn run(&mut self) {
         signal::block_in_current_thread(self.shared.config.signal);
-        let mut timer =
-            BusyWaitTimer::new(self.shared.control.interval(), self.shared.config.max_spin, self.shared.config.jitter);
+        let mut plan = self.tick_plan(self.shared.control.interval());
+        let mut timer = BusyWaitTimer::new(plan.0, plan.1, plan.2);
         while !self.shared.control.stop_requested() {
             let interval = self.shared.control.interval();
-            timer.set_interval(interval);
+            if self.tick_plan(interval) != plan {
+                plan = self.tick_plan(interval);
+                timer = BusyWaitTimer::new(plan.0, plan.1, plan.2);
+            }
             let tick = timer.wait();
             let tick_start = now_ns();
             let counters = &self.shared.counters;
             counters_add(&counters.ticks, 1);
             counters_add(&counters.ticks_missed, tick.missed);
             counters_add(&counters.spin_ns, tick.spun_ns);
-            if tick.is_late(interval) {
+            if tick.is_late(plan.0) {
                 counters_add(&counters.ticks_late, 1);
             }
             self.tick += 1;
@@ -225,12 +248,17 @@ impl<'r> Sampler<'r> {
                 }
                 self.signal_threads(interval);
             } else {
+                if !self.paused {
+                    self.close_timers();
+                }
                 self.paused = true;
             }
             self.shared.counters.tick_time.observe(now_ns() - tick_start);
             self.shared.counters.sampler_cpu_ns.store(slots::current_thread_cpu_ns(), Ordering::Relaxed);
         }
-        // Final drain: give outstanding handlers a moment, then apply everything.
+        // Final drain: no more timer signals; give outstanding handlers a
+        // moment, then apply everything.
+        self.close_timers();
         let deadline = Instant::now() + Duration::from_millis(50);
         while Instant::now() < deadline && self.any_requested() {
             std::thread::sleep(Duration::from_millis(1));
@@ -267,9 +295,39 @@ impl<'r> Sampler<'r> {
         }
     }
 
+    /// Whether a signal the sampler sent is still unanswered.
     fn any_requested(&self) -> bool {
-        let high = HIGH_WATER.load(Ordering::Acquire);
-        SLOTS[..high].iter().any(|slot| slot.state() == SlotState::Requested)
+        let high = HIGH_WATER.load(Ordering::Acquire).min(self.threads.len());
+        let outstanding =
+            self.threads[..high].iter().enumerate().filter(|(_, t)| t.as_ref().is_some_and(|t| t.outstanding));
+        outstanding.map(|(index, _)| &SLOTS[index]).any(|slot| slot.state() == SlotState::Requested)
+    }
+
+    /// Whether threads are interrupted by their own CPU timers now (cpu
+    /// mode with `timer=thread`, and a sampling signal below SIGRTMIN:
+    /// `cpu_timer::TimerError::QueuedSignal`).
+    fn thread_timers(&self) -> bool {
+        self.mode == Mode::Cpu
+            && self.shared.config.timer == TimerSource::Thread
+            && crate::cpu_timer::signal_allowed(self.shared.config.signal)
+    }
+
+    /// The sampler's tick, spin cap and jitter for `interval`. With
+    /// threads' own timers the sampler only drains: it never spins (when it
+    /// wakes does not matter) and ticks strictly periodically, so that
+    /// between two timer signals of a thread (at least an interval apart)
+    /// there is a drain unless the sampler thread is late.
+    fn tick_plan(&self, interval: Duration) -> (Duration, Duration, f64) {
+        if self.thread_timers() {
+            (interval, Duration::ZERO, 0.0)
+        } else {
+            (interval, self.shared.config.max_spin, self.shared.config.jitter)
+        }
+    }
+
+    /// Closes every thread's timer (pause, stop).
+    fn close_timers(&mut self) {
+        self.threads.iter_mut().flatten().for_each(|thread| thread.timer = None);
     }
 
     /// Steps 2-4 of a tick.
@@ -441,9 +499,11 @@ impl<'r> Sampler<'r> {
                     self.registry.release(index);
                 }
                 SlotState::Requested => {
-                    let lost = self.threads[index]
-                        .as_ref()
-                        .is_some_and(|state| self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS);
+                    // Only a signal the sampler sent can be lost: a request a
+                    // thread's timer answers waits until the thread runs.
+                    let lost = self.threads[index].as_ref().is_some_and(|state| {
+                        state.outstanding && self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS
+                    });
                     if lost && slot.withdraw() {
                         counters_add(&self.shared.counters.samples_lost, 1);
                         if let Some(state) = self.threads[index].as_mut() {
@@ -461,6 +521,8 @@ impl<'r> Sampler<'r> {
         counters.threads_ended.store(self.registry.ended_total(), Ordering::Relaxed);
         let stray = handler::STRAY_SIGNALS.swap(0, Ordering::Relaxed);
         let stale = handler::STALE_SIGNALS.swap(0, Ordering::Relaxed);
+        let busy = handler::BUSY_TIMER_SIGNALS.swap(0, Ordering::Relaxed);
+        counters_add(&self.shared.counters.timer_signals_busy, busy);
         counters_add(&self.shared.counters.signals_stray, stray);
         counters_add(&self.shared.counters.signals_stale, stale);
     }
@@ -471,11 +533,23 @@ impl<'r> Sampler<'r> {
         let mut frames = Vec::new();
         let Some(drained) = slot.drain(&mut frames) else { return };
         self.count_walk(&drained.handler);
+        if drained.handler.cpu_ns != 0 {
+            // A thread's timer's signal counts as sent when it is drained.
+            counters_add(&self.shared.counters.signals_sent, 1);
+            counters_add(&self.shared.counters.timer_samples, 1);
+        }
         let Some(state) = self.threads[index].as_mut().filter(|s| s.generation == drained.generation) else {
             counters_add(&self.shared.counters.samples_retired, 1);
             return;
         };
         state.outstanding = false;
+        if drained.handler.cpu_ns != 0 {
+            // Its own timer's sample: weighed by the CPU clock its handler
+            // read, from the previous sample's.
+            state.cpu_at_request = drained.handler.cpu_ns;
+            state.wall_at_request = now_ns();
+            state.cpu_last_read = state.cpu_last_read.max(drained.handler.cpu_ns);
+        }
         let deferred = drained.handler.result == RESULT_DEFERRED;
         state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
         let (cpu_delta, wall_delta) = state.take_time(deferred);
@@ -661,13 +735,17 @@ impl<'r> Sampler<'r> {
         Outcome::Recorded
     }
 
-    /// Step 5: decide which threads to signal, and signal them.
+    /// Step 5: decide which threads to signal, and signal them; open the
+    /// timers of threads that get their own (which then ask for their
+    /// samples themselves).
     fn signal_threads(&mut self, interval: Duration) {
         let high = HIGH_WATER.load(Ordering::Acquire);
         let threshold = (interval.as_nanos() as f64 * self.shared.config.idle_share) as u64;
         handler::set_ran_threshold_ns(threshold);
         let prefilter = self.shared.config.prefilter && self.mode == Mode::Cpu;
         let signal = self.shared.config.signal;
+        let thread_timers = self.thread_timers();
+        let read_timed = self.tick.is_multiple_of(TIMED_READ_EVERY_TICKS);
         let wall_now = now_ns();
         for (index, slot) in SLOTS[..high].iter().enumerate() {
             let state = slot.state();
@@ -677,6 +755,9 @@ impl<'r> Sampler<'r> {
             let generation = slot.generation();
             let tid = slot.tid.load(Ordering::Relaxed);
             let known = self.threads[index].as_ref().is_some_and(|thread| thread.generation == generation);
+            if known && !read_timed && self.keeps_timer(index, interval) {
+                continue;
+            }
             let Some(cpu_now) = slots::thread_cpu_ns(tid) else {
                 // The thread is gone. A thread found in /proc/self/task gets
                 // no ThreadEnd: retire it here, or its slot would stay taken
@@ -702,6 +783,25 @@ impl<'r> Sampler<'r> {
             if thread.excluded {
                 continue;
             }
+            if thread_timers && thread.timer.is_none() && !thread.timer_refused && state == SlotState::Idle {
+                // Published to its handler by the timer's table entry.
+                slot.prepare_history();
+                let value = handler::encode(index, generation);
+                match ThreadTimer::open(tid, interval, signal, value) {
+                    Ok(timer) => {
+                        thread.timer = Some(timer);
+                        counters_add(&self.shared.counters.timers_opened, 1);
+                    }
+                    Err(_) => {
+                        thread.timer_refused = true;
+                        counters_add(&self.shared.counters.timers_refused, 1);
+                    }
+                }
+            }
+            if self.keeps_timer(index, interval) {
+                continue;
+            }
+            let Some(thread) = self.threads[index].as_mut() else { continue };
             if state != SlotState::Idle {
                 counters_add(&self.shared.counters.samples_busy, 1);
                 continue;
@@ -740,6 +840,22 @@ impl<'r> Sampler<'r> {
 }
 
 impl Sampler<'_> {
+    /// Whether the thread in slot `index` keeps its own timer, which then
+    /// asks for its samples (nothing to do at this tick). Closes a timer
+    /// that should not run (wall mode, an excluded thread, a period that is
+    /// no longer the interval) and returns false: the thread is then
+    /// handled as one without a timer.
+    fn keeps_timer(&mut self, index: usize, interval: Duration) -> bool {
+        let thread_timers = self.thread_timers();
+        let Some(thread) = self.threads[index].as_mut() else { return false };
+        let Some(timer) = thread.timer.as_ref() else { return false };
+        if !thread_timers || thread.excluded || timer.period() != interval {
+            thread.timer = None;
+            return false;
+        }
+        true
+    }
+
     /// Accounts a thread that ended (or whose slot a new thread took): the
     /// CPU it used while observed, and a sample it still owed.
     fn forget(&self, old: ThreadState) {
@@ -830,6 +946,8 @@ impl ThreadState {
             ever_walked: false,
             deferred_in_row: 0,
             excluded: false,
+            timer: None,
+            timer_refused: false,
         }
     }
 }

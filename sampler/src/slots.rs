@@ -8,10 +8,12 @@
 //! ```text
 //!          occupy              request                enter_handler
 //!   FREE ----------> IDLE -----------------> REQUESTED -------------> IN_HANDLER
-//!    ^                ^  ^    withdraw           |                         |
-//!    |                |  +-----------------------+                 publish |
-//!    | release        |                                                    v
-//!    |                +------------------ DRAINING <------------------- READY
+//!    ^               |^  ^    withdraw           |                      ^  |
+//!    |               ||  +-----------------------+                      |  | publish
+//!    |               |+-------------------------------------------------+  |
+//!    |               |                 claim (a thread's own timer)        |
+//!    | release       |                                                     v
+//!    |               +------------------- DRAINING <------------------- READY
 //!    |                       (drain: one call, READY -> DRAINING -> IDLE)
 //!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER and DRAINING)
 //! ```
@@ -19,9 +21,10 @@
 //! | transition | who | from -> to |
 //! |---|---|---|
 //! | [`Slot::occupy`] | registration (under the registry's lock) | FREE -> IDLE |
-//! | [`Slot::request`] | sampler | IDLE -> REQUESTED |
+//! | [`Slot::request`] | sampler (before its signal) | IDLE -> REQUESTED |
 //! | [`Slot::withdraw`] | sampler (request lost, or its signal not sent) | REQUESTED -> IDLE |
-//! | [`Slot::enter_handler`] | the thread's signal handler | REQUESTED -> IN_HANDLER |
+//! | [`Slot::enter_handler`] | the thread's signal handler (the sampler's signal) | REQUESTED -> IN_HANDLER |
+//! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER |
 //! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER -> READY |
 //! | [`Slot::drain`] | sampler | READY -> DRAINING -> IDLE |
 //! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY -> RETIRED |
@@ -130,6 +133,10 @@ pub(crate) struct HandlerResult {
     pub checksum: u64,
     /// Time the handler took.
     pub handler_ns: u64,
+    /// The thread's CPU clock when the handler started, for a sample its
+    /// own CPU timer asked for (`cpu_timer`); 0 for a sample the sampler's
+    /// signal asked for (the sampler read the clock at its request).
+    pub cpu_ns: u64,
 }
 
 /// A sample copied out of a slot by [`Slot::drain`].
@@ -157,7 +164,8 @@ pub struct Slot {
     frames: AtomicPtr<CallFrame>,
     capacity: AtomicU32,
     /// What the thread's walks decoded and saw (allocated by the sampler at
-    /// the slot's first request, kept with the slot; see `hotspot::history`).
+    /// the slot's first request or before its thread's timer starts, kept
+    /// with the slot; see `hotspot::history`).
     history: AtomicPtr<History>,
     /// Checksum of the registers at the thread's previous signal (0: none).
     /// Written only by the handler, on the thread itself.
@@ -180,6 +188,7 @@ pub struct Slot {
     reused: AtomicU32,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
+    handler_cpu_ns: AtomicU64,
 }
 
 impl Slot {
@@ -203,6 +212,7 @@ impl Slot {
             reused: AtomicU32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
+            handler_cpu_ns: AtomicU64::new(0),
         }
     }
 
@@ -271,15 +281,24 @@ impl Slot {
         if self.state() != SlotState::Idle {
             return false;
         }
-        if self.history.load(Ordering::Relaxed).is_null() {
-            // Published to the handler by the move to REQUESTED.
-            self.history.store(Box::into_raw(Box::default()), Ordering::Relaxed);
-        }
+        // Published to the handler by the move to REQUESTED.
+        self.prepare_history();
         // Published by the move to REQUESTED (only the sampler writes it,
         // and only while the slot is IDLE).
         self.requested_cpu_ns.store(cpu_now, Ordering::Relaxed);
         self.requested_wall_ns.store(wall_now, Ordering::Relaxed);
         self.transition(SlotState::Idle, SlotState::Requested)
+    }
+
+    /// Allocates the slot's walk history if it has none (sampler, while the
+    /// slot is IDLE). The handler may use it once it is published to it: by
+    /// the slot's move to REQUESTED, or by the timer's entry in
+    /// `cpu_timer`'s table (stored with release ordering after this call,
+    /// loaded with acquire ordering by the handler).
+    pub(crate) fn prepare_history(&self) {
+        if self.history.load(Ordering::Relaxed).is_null() {
+            self.history.store(Box::into_raw(Box::default()), Ordering::Relaxed);
+        }
     }
 
     /// REQUESTED -> IDLE (sampler): a request no handler answered in time,
@@ -300,6 +319,18 @@ impl Slot {
             && self.transition_of(generation, SlotState::Requested, SlotState::InHandler)
     }
 
+    /// IDLE -> IN_HANDLER (the signal handler, on thread `tid`, at a signal
+    /// of its own CPU timer for registration `generation`): the timer asks
+    /// for a sample whenever the thread's interval of CPU runs out; the slot
+    /// takes it if its previous sample has been drained. Checked as
+    /// [`Slot::enter_handler`] checks. Async-signal-safe: atomics only.
+    #[inline]
+    pub(crate) fn claim(&self, generation: u32, tid: i32) -> bool {
+        self.word.load(Ordering::Acquire) == pack(generation, SlotState::Idle)
+            && self.tid.load(Ordering::Relaxed) == tid
+            && self.transition_of(generation, SlotState::Idle, SlotState::InHandler)
+    }
+
     /// The frame buffer (two halves, one after the other) and the capacity
     /// of a half, for the handler that entered the slot
     /// ([`Slot::enter_handler`]): it alone writes the buffer until
@@ -310,7 +341,8 @@ impl Slot {
     }
 
     /// The walk history, for the handler that entered the slot (null before
-    /// the slot's first request): a `Box` made by [`Slot::request`], never
+    /// the slot's first request or timer): a `Box` made by
+    /// [`Slot::prepare_history`], never
     /// freed while the slot exists, used only by the slot's handler while it
     /// is IN_HANDLER.
     #[inline]
@@ -332,6 +364,7 @@ impl Slot {
         self.reused.store(handler.reused as u32, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
+        self.handler_cpu_ns.store(handler.cpu_ns, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
     }
 
@@ -351,6 +384,7 @@ impl Slot {
             reused: self.reused.load(Ordering::Relaxed) as u16,
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
+            cpu_ns: self.handler_cpu_ns.load(Ordering::Relaxed),
         };
         if handler.result > 0 {
             let (buffer, capacity) = self.buffer();
@@ -642,7 +676,16 @@ mod tests {
     }
 
     fn result(frames: i32) -> HandlerResult {
-        HandlerResult { result: frames, walker: 1, broken: 0, half: 0, reused: 0, checksum: 0xC0FFEE, handler_ns: 1234 }
+        HandlerResult {
+            result: frames,
+            walker: 1,
+            broken: 0,
+            half: 0,
+            reused: 0,
+            checksum: 0xC0FFEE,
+            handler_ns: 1234,
+            cpu_ns: 0,
+        }
     }
 
     /// Writes `count` frames into the buffer, as a handler would.
@@ -675,6 +718,26 @@ mod tests {
         assert_eq!(drained, Drained { generation, handler: result(3) });
         assert_eq!(frames, vec![(0x100, 0), (0x101, 1), (0x102, 2)]);
         assert_eq!(slot.state(), SlotState::Idle);
+    }
+
+    #[test]
+    fn a_timer_sample_claims_an_idle_slot_of_its_thread_only() {
+        let (slot, generation) = occupied();
+        assert!(!slot.claim(generation, TID + 1), "another thread");
+        assert!(!slot.claim(generation.wrapping_add(1), TID), "another registration");
+        assert!(slot.claim(generation, TID));
+        assert_eq!(slot.state(), SlotState::InHandler);
+        write_frames(&slot, 2);
+        assert!(slot.publish(HandlerResult { cpu_ns: 5_000_000, ..result(2) }));
+        // Not drained yet: the next timer signal finds the slot busy.
+        assert!(!slot.claim(generation, TID));
+        let mut frames = Vec::new();
+        assert_eq!(slot.drain(&mut frames).map(|d| d.handler.cpu_ns), Some(5_000_000));
+        assert!(slot.claim(generation, TID));
+        // A requested slot is the sampler's signal's, not the timer's.
+        let (slot, generation) = occupied();
+        assert!(slot.request(1, 1));
+        assert!(!slot.claim(generation, TID));
     }
 
     #[test]

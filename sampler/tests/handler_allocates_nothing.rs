@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{serial, spin_until, test_signal, tgkill, wait_for, Harness, Pipe, AGCT_CALLS};
+use pcct_sampler::cpu_timer::ThreadTimer;
 use pcct_sampler::handler::encode;
 use pcct_sampler::signal::send;
 use pcct_sampler::slots::{current_tid, ThreadOrigin};
@@ -147,6 +148,27 @@ fn the_handler_allocates_nothing_on_any_path() {
         AGCT_CALLS.load(Ordering::SeqCst) >= agct_before + 100
             && counters.samples_recorded.load(Ordering::SeqCst) >= recorded_before + 50
     });
+
+    // Walked at its own CPU timer's signals (the timer's path through the
+    // handler: the descriptor's table entry, no checksum filter). The
+    // sampler is paused, so that it asks for nothing: the slot is idle for
+    // the timer's signals to claim, and the sampler only drains.
+    harness.shared.control.set_running(false);
+    let timer_before = counters.timer_samples.load(Ordering::SeqCst);
+    // Timers send only signals below SIGRTMIN: the handler takes SIGPROF
+    // too in this test binary.
+    pcct_sampler::signal::install(libc::SIGPROF).expect("install the handler for SIGPROF");
+    let value = encode(key.slot, key.generation);
+    match ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGPROF, value) {
+        Ok(timer) => {
+            wait_for("timer samples", Duration::from_secs(20), || {
+                counters.timer_samples.load(Ordering::SeqCst) >= timer_before + 20
+            });
+            drop(timer);
+        }
+        Err(error) => eprintln!("no perf events on this machine ({error:?}): the timer's path is not checked"),
+    }
+    harness.shared.control.set_running(true);
 
     // Filtered: the thread blocks in read(2); its registers stop changing.
     let filtered_before = counters.samples_filtered.load(Ordering::SeqCst);

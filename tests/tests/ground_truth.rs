@@ -16,50 +16,66 @@ const TOLERANCE_POINTS: f64 = 5.0;
 
 per_jdk! {
     fn hot_method_shares_and_two_contexts_of_shared(jdk) {
-        let fixture = Fixture::new("ground-truth");
-        let profile_path = fixture.path("p.json");
-        let finished = Jvm::new(jdk, &fixture, CLASS)
-            .arg("4")
-            .agent(format!("interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
-            .run(Duration::from_secs(90));
-        finished.assert_success();
-        let profile = Profile::read(&profile_path);
+        check_shares(jdk, "interval=1ms");
+    }
+}
 
-        let selfs: Vec<(&str, f64, u64)> = TRUTH
-            .iter()
-            .map(|(name, _)| {
-                let weight = profile.method_self(CLASS, name);
-                (*name, weight.cpu_ns as f64, weight.samples)
-            })
-            .collect();
-        let total_cpu: f64 = selfs.iter().map(|(_, cpu, _)| cpu).sum();
-        let total_samples: u64 = selfs.iter().map(|(_, _, samples)| samples).sum();
-        let context = format!("JDK {}: self (cpu ns, samples): {selfs:?}\ntop methods:\n{}", jdk.major, profile.top_methods(12));
-        assert!(total_samples >= 400, "too few samples in the four methods to judge shares\n{context}");
-        for ((name, cpu, _), (_, expected)) in selfs.iter().zip(TRUTH) {
-            let share = cpu * 100.0 / total_cpu;
-            assert!(
-                (share - expected).abs() <= TOLERANCE_POINTS,
-                "{name}: {share:.1} % of self CPU, expected {expected} % (±{TOLERANCE_POINTS})\n{context}"
-            );
-        }
+per_jdk! {
+    // The same, sampled by the sampler thread's signals (the fallback where
+    // the kernel refuses threads their own CPU timers).
+    fn hot_method_shares_and_two_contexts_of_shared_by_the_samplers_signals(jdk) {
+        check_shares(jdk, "interval=1ms,timer=sampler");
+    }
+}
 
-        // shared: exactly two contexts, one under viaA and one under viaB, split 2:1.
-        let shared = profile.nodes_of(CLASS, "shared");
-        let contexts = profile.describe(&shared);
-        assert_eq!(shared.len(), 2, "shared must have two calling contexts:\n{contexts}");
-        let under = |caller: &str| {
-            let nodes: Vec<_> =
-                shared.iter().filter(|node| profile.parent(node).is_some_and(|p| profile.is(p, CLASS, caller))).collect();
-            assert_eq!(nodes.len(), 1, "one context of shared under {caller}:\n{contexts}");
-            nodes[0].self_weight.cpu_ns as f64
-        };
-        let (via_a, via_b) = (under("viaA"), under("viaB"));
-        let share_a = via_a * 100.0 / (via_a + via_b);
-        let expected_a = 200.0 / 3.0;
+fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str) {
+    let fixture = Fixture::new("ground-truth");
+    let profile_path = fixture.path("p.json");
+    let finished = Jvm::new(jdk, &fixture, CLASS)
+        .arg("4")
+        .agent(format!("{options},file={},{QUIET_HTTP}", profile_path.display()))
+        .run(Duration::from_secs(90));
+    finished.assert_success();
+    let profile = Profile::read(&profile_path);
+
+    let selfs: Vec<(&str, f64, u64)> = TRUTH
+        .iter()
+        .map(|(name, _)| {
+            let weight = profile.method_self(CLASS, name);
+            (*name, weight.cpu_ns as f64, weight.samples)
+        })
+        .collect();
+    let total_cpu: f64 = selfs.iter().map(|(_, cpu, _)| cpu).sum();
+    let total_samples: u64 = selfs.iter().map(|(_, _, samples)| samples).sum();
+    let context = format!(
+        "JDK {} ({options}): self (cpu ns, samples): {selfs:?}\ntop methods:\n{}",
+        jdk.major,
+        profile.top_methods(12)
+    );
+    assert!(total_samples >= 400, "too few samples in the four methods to judge shares\n{context}");
+    for ((name, cpu, _), (_, expected)) in selfs.iter().zip(TRUTH) {
+        let share = cpu * 100.0 / total_cpu;
         assert!(
-            (share_a - expected_a).abs() <= TOLERANCE_POINTS,
-            "shared via viaA: {share_a:.1} % of shared's CPU, expected {expected_a:.1} % (±{TOLERANCE_POINTS})\n{contexts}"
+            (share - expected).abs() <= TOLERANCE_POINTS,
+            "{name}: {share:.1} % of self CPU, expected {expected} % (±{TOLERANCE_POINTS})\n{context}"
         );
     }
+
+    // shared: exactly two contexts, one under viaA and one under viaB, split 2:1.
+    let shared = profile.nodes_of(CLASS, "shared");
+    let contexts = profile.describe(&shared);
+    assert_eq!(shared.len(), 2, "shared must have two calling contexts:\n{contexts}");
+    let under = |caller: &str| {
+        let nodes: Vec<_> =
+            shared.iter().filter(|node| profile.parent(node).is_some_and(|p| profile.is(p, CLASS, caller))).collect();
+        assert_eq!(nodes.len(), 1, "one context of shared under {caller}:\n{contexts}");
+        nodes[0].self_weight.cpu_ns as f64
+    };
+    let (via_a, via_b) = (under("viaA"), under("viaB"));
+    let share_a = via_a * 100.0 / (via_a + via_b);
+    let expected_a = 200.0 / 3.0;
+    assert!(
+        (share_a - expected_a).abs() <= TOLERANCE_POINTS,
+        "shared via viaA: {share_a:.1} % of shared's CPU, expected {expected_a:.1} % (±{TOLERANCE_POINTS})\n{contexts}"
+    );
 }

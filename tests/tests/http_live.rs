@@ -117,7 +117,7 @@ per_jdk! {
     /// its samples are filtered. filtered=only returns filtered samples only.
     fn filtered_samples_include_the_parked_thread(jdk) {
         let fixture = Fixture::new("http-filtered");
-        let served = live_target(jdk, &fixture, "mode=cpu,prefilter=off,interval=1ms");
+        let served = live_target(jdk, &fixture, "mode=cpu,timer=sampler,prefilter=off,interval=1ms");
         let client = served.client.clone();
         let parked = thread_id(served.jvm.pid(), "parked");
         let busy = thread_id(served.jvm.pid(), "busy");

@@ -132,7 +132,7 @@ per_jdk! {
         let mut served = start_served(
             Jvm::new(jdk, &fixture, "LiveTarget"),
             &fixture,
-            &format!("interval=1ms,mode=cpu,prefilter=off,top={TOP}"),
+            &format!("interval=1ms,mode=cpu,timer=sampler,prefilter=off,top={TOP}"),
         );
         served.jvm.wait_for_stdout_line("ready", Duration::from_secs(30));
         let client = served.client.clone();

@@ -1,7 +1,8 @@
 //! A thread parked with LockSupport.park (Parked.java) receives a signal at
-//! every tick when the CPU-clock prefilter is off (`prefilter=off`, cpu
-//! mode): the register checksum must see that it has not run, count the
-//! sample as checksum-filtered and record nothing for it.
+//! every tick when the sampler signals it with the CPU-clock prefilter off
+//! (`timer=sampler,prefilter=off`, cpu mode): the register checksum must see
+//! that it has not run, count the sample as checksum-filtered and record
+//! nothing for it.
 //! Frames looked at: everything within Parked.parkForever (LockSupport.park,
 //! Unsafe.park); other JVM threads that park are not this test's subject.
 
@@ -15,7 +16,7 @@ per_jdk! {
         let profile_path = fixture.path("p.json");
         let finished = Jvm::new(jdk, &fixture, "Parked")
             .arg("2")
-            .agent(format!("mode=cpu,prefilter=off,interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
+            .agent(format!("mode=cpu,timer=sampler,prefilter=off,interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
             .run(Duration::from_secs(90));
         finished.assert_success();
         let summary = finished.summary();

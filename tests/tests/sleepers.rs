@@ -1,7 +1,8 @@
 //! 100 sleeping threads beside one busy thread (Sleepers.java). Each
 //! sleeper is in one long Thread.sleep inside Sleepers.sleepLong and uses
-//! no CPU: in cpu mode it is never sampled while asleep (the CPU-clock
-//! prefilter skips it: idle skips); in wall mode every sleeper is sampled.
+//! no CPU: in cpu mode it is never sampled while asleep (its own CPU timer
+//! never fires; with `timer=sampler` the CPU-clock prefilter skips it: idle
+//! skips); in wall mode every sleeper is sampled.
 
 use std::time::Duration;
 
@@ -22,40 +23,54 @@ fn run(jdk: &Jdk, options: &str) -> (Finished, Profile) {
     (finished, profile)
 }
 
+/// Cpu mode with `options`: no sleeper sampled while asleep, the busy
+/// thread sampled all along; returns the run's summary.
+fn check_cpu_mode(jdk: &Jdk, options: &str) -> pcct_tests::summary::Summary {
+    let (finished, profile) = run(jdk, options);
+    let summary = finished.summary();
+    let sleeper_nodes = profile.outermost_nodes_of("Sleepers", "sleepLong");
+    let recorded = profile.cum_of("Sleepers", "sleepLong");
+    // Once asleep, a sleeper uses no CPU and is never sampled again: the
+    // sampler's prefilter skips it, and its own CPU timer never fires.
+    // Before that, between the sampler's first sight of the new thread
+    // and its sleep, it may use enough CPU (10 % of an interval, 100 µs,
+    // for the sampler's signal; an interval for its timer) to be sampled
+    // once, and that sample must carry that CPU. So: at most one sample per
+    // sleeper over ~2000 ticks, each worth at least 100 µs; a sampler that
+    // signalled sleeping threads would record thousands, worth nothing.
+    let context = format!("JDK {} ({options}):\n{}{}", jdk.major, profile.describe(&sleeper_nodes), summary.line);
+    assert!(recorded.samples <= SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
+    assert!(
+        recorded.cpu_ns >= recorded.samples * 100_000,
+        "sleeper samples carry less than 100 µs of CPU each:\n{context}"
+    );
+    // The busy thread was sampled all along: it holds most of the
+    // profile's CPU. (Not a number of samples: on a loaded machine it
+    // gets less CPU, and its samples deferred while it waited for a
+    // CPU leave their time to the next: 184 samples carried its 460 ms
+    // in a CI run beside a test loop.)
+    let spin = profile.cum_of("Sleepers", "spin");
+    assert!(
+        spin.samples >= 50 && spin.cpu_ns * 2 >= profile.json.total.cpu_ns,
+        "busy thread not sampled ({options}): {spin:?} of {:?}\n{}",
+        profile.json.total,
+        profile.top_methods(8)
+    );
+    summary
+}
+
 per_jdk! {
     fn cpu_mode_never_samples_a_sleeper_while_asleep(jdk) {
-        let (finished, profile) = run(jdk, "mode=cpu,interval=1ms");
-        let summary = finished.summary();
-        let sleeper_nodes = profile.outermost_nodes_of("Sleepers", "sleepLong");
-        let recorded = profile.cum_of("Sleepers", "sleepLong");
-        // Once asleep, a sleeper uses no CPU and is never signalled again.
-        // Before that, between the sampler's first sight of the new thread
-        // and its sleep, it may use enough CPU (10 % of an interval, 100 µs)
-        // to be sampled once, and that sample must carry that CPU. So: at
-        // most one sample per sleeper over ~2000 ticks, each worth at least
-        // 100 µs; a prefilter that let sleeping threads through would
-        // record thousands, worth nothing.
-        let context = format!("JDK {}:\n{}{}", jdk.major, profile.describe(&sleeper_nodes), summary.line);
-        assert!(recorded.samples <= SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
-        assert!(
-            recorded.cpu_ns >= recorded.samples * 100_000,
-            "sleeper samples carry less than 100 µs of CPU each:\n{context}"
-        );
+        check_cpu_mode(jdk, "mode=cpu,interval=1ms");
+    }
+}
+
+per_jdk! {
+    fn the_samplers_prefilter_skips_sleepers_at_every_tick(jdk) {
+        let summary = check_cpu_mode(jdk, "mode=cpu,timer=sampler,interval=1ms");
         // 100 sleepers skipped at (nearly) every one of ~2000 ticks; at
         // least 100 skips each leaves a wide margin for a loaded machine.
         assert!(summary.idle_skips >= SLEEPERS * 100, "too few idle skips: {}", summary.line);
-        // The busy thread was sampled all along: it holds most of the
-        // profile's CPU. (Not a number of samples: on a loaded machine it
-        // gets less CPU, and its samples deferred while it waited for a
-        // CPU leave their time to the next: 184 samples carried its 460 ms
-        // in a CI run beside a test loop.)
-        let spin = profile.cum_of("Sleepers", "spin");
-        assert!(
-            spin.samples >= 50 && spin.cpu_ns * 2 >= profile.json.total.cpu_ns,
-            "busy thread not sampled: {spin:?} of {:?}\n{}",
-            profile.json.total,
-            profile.top_methods(8)
-        );
     }
 }
 

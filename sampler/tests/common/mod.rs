@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use pcct_sampler::agct::{CallFrame, CallTrace};
 use pcct_sampler::resolve::{MethodDesc, MethodResolver, ResolveError};
 use pcct_sampler::slots::Registry;
-use pcct_sampler::{Mode, Sampler, SamplerConfig, Shared};
+use pcct_sampler::{Mode, Sampler, SamplerConfig, Shared, TimerSource};
 
 /// Frames the fake AsyncGetCallTrace reports (fewer than the depth).
 pub const FAKE_FRAMES: usize = 12;
@@ -84,6 +84,9 @@ impl Harness {
                 depth: DEPTH,
                 prefilter: false,
                 signal: test_signal(),
+                // The sampler's signals; tests open a thread's own CPU
+                // timer by hand where they need its signals.
+                timer: TimerSource::Sampler,
                 ..SamplerConfig::default()
             };
             let shared = Arc::new(Shared::new(config).expect("shared state"));

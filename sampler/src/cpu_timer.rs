@@ -1,0 +1,337 @@
+//! Per-thread CPU timers: a Linux perf event (the software `cpu-clock`) on
+//! one thread, which interrupts that thread on its own CPU after every
+//! interval of CPU time it used and sends it the sampling signal.
+//!
+//! # Why
+//!
+//! A signal the sampler thread sends reaches a running thread on another
+//! CPU at its next return to user mode: 10-50 µs later on the virtual
+//! machines of BENCHMARKS.md. A page fault or a system call in that window
+//! takes the signal first, so such instructions draw more samples than the
+//! CPU they use (H2: first touches of new heap memory in an array copy).
+//! A thread's own timer interrupt comes from its own CPU's timer (an
+//! hrtimer, precise at 1 ms; POSIX CPU-time timers fire only at the
+//! scheduler tick, every 4 ms on a kernel with `CONFIG_HZ=250`), and the
+//! signal is taken on the way back from that interrupt: the sample is where
+//! the thread was when its interval of CPU ran out.
+//!
+//! # How a timer finds its slot
+//!
+//! The signal comes with `si_code` `POLL_IN` and the timer's file
+//! descriptor in `si_fd`; [`TIMER_VALUES`] maps the descriptor to the
+//! signal value the sampler would have sent (`handler::encode(slot,
+//! generation)`), so the handler checks a timer's signal exactly as it
+//! checks the sampler's (generation, state and thread id in one
+//! compare-and-swap). The table is a `static` of atomics: the handler reads
+//! it with no lock and no initialisation. A descriptor at or above
+//! [`descriptor_limit`] gets no timer (the thread falls back to the
+//! sampler's signals).
+//!
+//! # Ownership
+//!
+//! Only the sampler thread opens and closes timers (a [`ThreadTimer`] lives
+//! in the sampler's state of its thread), so the table entry is written
+//! before the timer is enabled and cleared after it is disabled. A signal
+//! still on its way when a timer closes finds its entry cleared, or the
+//! descriptor reused by another thread's timer whose slot's thread id is
+//! not the receiver's: it is refused either way.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use perf_event_open_sys as perf;
+
+/// Descriptors below this can carry a timer (the table's size: 512 KiB of
+/// address space, of which only the pages of descriptors used are touched).
+pub const MAX_TIMER_FD: usize = 1 << 16;
+
+/// `si_code` of a signal sent for an event on a file descriptor (`POLL_IN`).
+pub(crate) const POLL_IN: i32 = 1;
+
+/// Descriptor -> the signal value of the registration it samples (0: none).
+static TIMER_VALUES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
+
+/// The signal value of the timer on descriptor `fd` (0: no timer).
+/// Async-signal-safe: one atomic load.
+#[inline]
+pub(crate) fn value_of(fd: i32) -> usize {
+    usize::try_from(fd).ok().and_then(|fd| TIMER_VALUES.get(fd)).map_or(0, |value| value.load(Ordering::Acquire))
+}
+
+/// Whether timers may send `signal`: not a real-time one ([`TimerError::QueuedSignal`]).
+pub fn signal_allowed(signal: i32) -> bool {
+    signal > 0 && signal < libc::SIGRTMIN()
+}
+
+/// Descriptors at or above this get no timer: the table's size, or half the
+/// process's soft limit of open files, whichever is lower, so that timers
+/// (one per sampled thread) never take the last descriptors the program
+/// needs; past it, threads get the sampler's signals.
+pub fn descriptor_limit() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one rlimit we own.
+    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 { limit.rlim_cur } else { 0 };
+    usize::try_from(soft / 2).unwrap_or(usize::MAX).min(MAX_TIMER_FD)
+}
+
+// fcntl commands and the owner type of F_SETOWN_EX (linux/fcntl.h); the
+// libc crate has them for musl only.
+const F_SETSIG: libc::c_int = 10;
+const F_SETOWN_EX: libc::c_int = 15;
+const F_OWNER_TID: libc::c_int = 0;
+
+#[repr(C)]
+struct FOwnerEx {
+    kind: libc::c_int,
+    pid: libc::pid_t,
+}
+
+/// Why a timer could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerError {
+    /// The kernel refused (`errno`): no perf events (`perf_event_paranoid`
+    /// 3 or more, a seccomp filter, no `CONFIG_PERF_EVENTS`), the thread
+    /// gone, or out of descriptors.
+    Os(i32),
+    /// The descriptor was at or above [`descriptor_limit`]: timers must
+    /// not take the descriptors the program may need.
+    DescriptorTooHigh,
+    /// A real-time signal: the kernel queues those, and when a thread's
+    /// queue is full it sends `SIGIO` in place of a file's signal, whose
+    /// default action ends the process. Timers use only signals below
+    /// `SIGRTMIN` (a second one while one is pending merges with it).
+    QueuedSignal,
+}
+
+/// A thread's CPU timer, closed when dropped.
+#[derive(Debug)]
+pub struct ThreadTimer {
+    fd: i32,
+    period: Duration,
+    /// The timer also counts time the thread spends in the kernel (system
+    /// calls, page faults); false where the kernel only allows user time
+    /// (`perf_event_paranoid` 2 for an unprivileged process).
+    pub counts_kernel: bool,
+}
+
+impl ThreadTimer {
+    /// Opens a timer on thread `tid` (of this process) that sends it
+    /// `signal` after every `period` of its CPU time, for the sample of
+    /// signal value `value`.
+    pub fn open(tid: i32, period: Duration, signal: i32, value: usize) -> Result<ThreadTimer, TimerError> {
+        if !signal_allowed(signal) {
+            return Err(TimerError::QueuedSignal);
+        }
+        let (fd, counts_kernel) = match open_event(tid, period, false) {
+            Ok(fd) => (fd, true),
+            Err(libc::EACCES | libc::EPERM) => (open_event(tid, period, true).map_err(TimerError::Os)?, false),
+            Err(errno) => return Err(TimerError::Os(errno)),
+        };
+        // From here on `timer` closes the descriptor on every early return.
+        let timer = ThreadTimer { fd, period, counts_kernel };
+        if fd as usize >= descriptor_limit() {
+            return Err(TimerError::DescriptorTooHigh);
+        }
+        let owner = FOwnerEx { kind: F_OWNER_TID, pid: tid };
+        // SAFETY: fcntl on a descriptor we own; F_SETOWN_EX reads one
+        // f_owner_ex we own.
+        let configured = unsafe {
+            libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+                && libc::fcntl(fd, F_SETSIG, signal) == 0
+                && libc::fcntl(fd, F_SETOWN_EX, &owner as *const FOwnerEx) == 0
+        };
+        if !configured {
+            return Err(TimerError::Os(last_errno()));
+        }
+        TIMER_VALUES[fd as usize].store(value, Ordering::Release);
+        // SAFETY: an ioctl without argument on a perf event we own.
+        if unsafe { perf::ioctls::ENABLE(fd, 0) } != 0 {
+            return Err(TimerError::Os(last_errno()));
+        }
+        Ok(timer)
+    }
+
+    /// The CPU time between two of its signals.
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+}
+
+impl Drop for ThreadTimer {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is ours; disabling first stops new
+        // signals before the table entry is cleared.
+        unsafe { perf::ioctls::DISABLE(self.fd, 0) };
+        if let Some(value) = TIMER_VALUES.get(self.fd as usize) {
+            value.store(0, Ordering::Release);
+        }
+        // SAFETY: closes the descriptor this timer owns, once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+/// `perf_event_open` of a disabled `cpu-clock` event on `tid` overflowing
+/// every `period`; `user_only` leaves kernel time out. Returns the
+/// descriptor or the errno.
+fn open_event(tid: i32, period: Duration, user_only: bool) -> Result<i32, i32> {
+    let mut attr = perf::bindings::perf_event_attr {
+        type_: perf::bindings::PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
+        config: perf::bindings::PERF_COUNT_SW_CPU_CLOCK as u64,
+        ..Default::default()
+    };
+    attr.__bindgen_anon_1.sample_period = (period.as_nanos() as u64).max(1);
+    attr.set_disabled(1);
+    attr.set_exclude_hv(1);
+    attr.set_exclude_kernel(user_only as u64);
+    // SAFETY: perf_event_open reads one perf_event_attr we own.
+    let fd =
+        unsafe { perf::perf_event_open(&mut attr, tid, -1, -1, perf::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
+    if fd < 0 {
+        Err(last_errno())
+    } else {
+        Ok(fd)
+    }
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicI32, AtomicU64};
+    use std::sync::Mutex;
+
+    // The tests share one signal and its handler's counters.
+    static SERIAL: Mutex<()> = Mutex::new(());
+    static RECEIVED: AtomicU64 = AtomicU64::new(0);
+    static WRONG: AtomicU64 = AtomicU64::new(0);
+    static EXPECTED_TID: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn count(_signal: i32, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo_t to SA_SIGINFO handlers.
+        let code = unsafe { (*info).si_code };
+        // SAFETY: gettid is async-signal-safe.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        if code == POLL_IN && tid == EXPECTED_TID.load(Ordering::Relaxed) {
+            RECEIVED.fetch_add(1, Ordering::Relaxed);
+        } else {
+            WRONG.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn test_signal() -> i32 {
+        // Not the agent's SIGPROF, nor the sampler tests' real-time signal.
+        let signal = libc::SIGVTALRM;
+        // SAFETY: installs a handler that only uses atomics and gettid.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = count as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            assert_eq!(libc::sigaction(signal, &action, std::ptr::null_mut()), 0);
+        }
+        signal
+    }
+
+    fn spin_cpu(duration: Duration) {
+        let start = crate::slots::current_thread_cpu_ns();
+        let mut x = 0u64;
+        while crate::slots::current_thread_cpu_ns() - start < duration.as_nanos() as u64 {
+            for i in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+    }
+
+    fn open_here(signal: i32, value: usize) -> Option<ThreadTimer> {
+        let tid = crate::slots::current_tid();
+        EXPECTED_TID.store(tid, Ordering::Relaxed);
+        match ThreadTimer::open(tid, Duration::from_millis(1), signal, value) {
+            Ok(timer) => Some(timer),
+            Err(error) => {
+                // Perf events are refused here: nothing to test (the
+                // sampler then falls back to its own signals).
+                eprintln!("no perf events on this machine: {error:?}");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn a_thread_gets_one_signal_per_interval_of_its_cpu_and_none_after_the_timer_closes() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let signal = test_signal();
+        RECEIVED.store(0, Ordering::Relaxed);
+        WRONG.store(0, Ordering::Relaxed);
+        let Some(timer) = open_here(signal, 0xABC) else { return };
+        assert_eq!(value_of(timer.fd), 0xABC);
+        spin_cpu(Duration::from_millis(100));
+        let received = RECEIVED.load(Ordering::Relaxed);
+        // 100 intervals of CPU; a signal coalesces with one still pending
+        // only if the thread spent over an interval in the kernel.
+        assert!((80..=101).contains(&received), "{received} signals for 100 ms of CPU at 1 ms");
+        // Sleeping uses no CPU: no signal.
+        std::thread::sleep(Duration::from_millis(50));
+        let after_sleep = RECEIVED.load(Ordering::Relaxed);
+        assert!(after_sleep <= received + 1, "{} signals while asleep", after_sleep - received);
+        let fd = timer.fd;
+        drop(timer);
+        assert_eq!(value_of(fd), 0);
+        let closed = RECEIVED.load(Ordering::Relaxed);
+        spin_cpu(Duration::from_millis(20));
+        assert_eq!(RECEIVED.load(Ordering::Relaxed), closed);
+        assert_eq!(WRONG.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_timer_on_another_thread_signals_that_thread_only() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let signal = test_signal();
+        RECEIVED.store(0, Ordering::Relaxed);
+        WRONG.store(0, Ordering::Relaxed);
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            tid_tx.send(crate::slots::current_tid()).unwrap();
+            go_rx.recv().unwrap();
+            spin_cpu(Duration::from_millis(50));
+        });
+        let tid = tid_rx.recv().unwrap();
+        EXPECTED_TID.store(tid, Ordering::Relaxed);
+        let timer = match ThreadTimer::open(tid, Duration::from_millis(1), signal, 1) {
+            Ok(timer) => timer,
+            Err(error) => {
+                eprintln!("no perf events on this machine: {error:?}");
+                go_tx.send(()).unwrap();
+                worker.join().unwrap();
+                return;
+            }
+        };
+        // This thread spins too: its CPU must not signal anyone.
+        go_tx.send(()).unwrap();
+        spin_cpu(Duration::from_millis(30));
+        worker.join().unwrap();
+        drop(timer);
+        let received = RECEIVED.load(Ordering::Relaxed);
+        assert!((35..=51).contains(&received), "{received} signals for 50 ms of the worker's CPU");
+        assert_eq!(WRONG.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn real_time_signals_are_refused() {
+        let tid = crate::slots::current_tid();
+        let refused = ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGRTMIN() + 3, 1);
+        assert_eq!(refused.err(), Some(TimerError::QueuedSignal));
+        assert!(signal_allowed(libc::SIGPROF) && !signal_allowed(libc::SIGRTMAX()));
+    }
+
+    #[test]
+    fn descriptors_without_a_timer_map_to_nothing() {
+        assert_eq!(value_of(-1), 0);
+        assert_eq!(value_of(MAX_TIMER_FD as i32), 0);
+        assert_eq!(value_of(i32::MAX), 0);
+    }
+}
