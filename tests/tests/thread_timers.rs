@@ -1,0 +1,83 @@
+//! Which signal takes the samples in a real JVM (README, "Which signal
+//! takes a sample"): in cpu mode each thread's own CPU timer, one sample per
+//! interval of its CPU; the sampler thread's signals in wall mode, with a
+//! real-time `signal=` and with `timer=sampler`.
+//!
+//! Where the kernel allows perf events to this process
+//! (`/proc/sys/kernel/perf_event_paranoid` at most 2, as on the machines
+//! CI runs on), the default run must use timers; elsewhere it must say the
+//! kernel refused them and sample with the sampler's signals.
+
+use std::time::Duration;
+
+use pcct_tests::stress::{describe_counters, profile_json, sampler_counter};
+use pcct_tests::{per_jdk, Fixture, Jvm, QUIET_HTTP};
+
+/// GroundTruth's busy thread runs this long.
+const SECONDS: &str = "2";
+
+fn run(jdk: &pcct_tests::jdk::Jdk, name: &str, options: &str) -> serde_json::Value {
+    let fixture = Fixture::new(name);
+    let profile_path = fixture.path("p.json");
+    Jvm::new(jdk, &fixture, "GroundTruth")
+        .arg(SECONDS)
+        .agent(format!("{options},file={},{QUIET_HTTP}", profile_path.display()))
+        .run(Duration::from_secs(90))
+        .assert_success();
+    profile_json(&profile_path)
+}
+
+const COUNTERS: [&str; 7] = [
+    "timers_opened",
+    "timers_refused",
+    "timer_samples",
+    "timer_signals_busy",
+    "signals_sent",
+    "samples_recorded",
+    "ticks",
+];
+
+/// Whether this kernel lets this process open perf events on its threads.
+fn perf_events_allowed() -> bool {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    paranoid.trim().parse::<i32>().is_ok_and(|level| level <= 2)
+}
+
+per_jdk! {
+    fn in_cpu_mode_each_threads_own_timer_takes_its_samples(jdk) {
+        let json = run(jdk, "timers-cpu", "mode=cpu,interval=1ms");
+        let described = format!("JDK {}: {}", jdk.major, describe_counters(&json, &COUNTERS));
+        let (opened, refused) = (sampler_counter(&json, "timers_opened"), sampler_counter(&json, "timers_refused"));
+        let (timed, recorded) = (sampler_counter(&json, "timer_samples"), sampler_counter(&json, "samples_recorded"));
+        if !perf_events_allowed() {
+            // Refused: every thread falls back to the sampler's signals.
+            assert!(opened == 0 && refused > 0 && recorded > 0, "{described}");
+            return;
+        }
+        // GroundTruth's busy thread, main and the JVM's Java threads.
+        assert!(opened >= 2 && refused == 0, "{described}");
+        // About one sample per ms of the busy thread's 2 s of CPU; a few of
+        // the timer's signals find the previous sample not yet drained (the
+        // sampler thread late on a loaded machine), and threads the sampler
+        // saw before their timer opened may have one sampler signal each.
+        assert!(timed >= 500 && timed * 10 >= recorded * 9, "{described}");
+        let busy = sampler_counter(&json, "timer_signals_busy");
+        assert!(busy * 4 <= timed, "a quarter of the timer's signals found the slot busy: {described}");
+    }
+}
+
+per_jdk! {
+    fn the_samplers_signals_take_them_in_wall_mode_with_a_real_time_signal_and_when_asked(jdk) {
+        for (name, options) in [
+            ("timers-wall", "mode=wall,interval=1ms"),
+            ("timers-rt", "mode=cpu,interval=1ms,signal=SIGRTMIN+3"),
+            ("timers-sampler", "mode=cpu,interval=1ms,timer=sampler"),
+        ] {
+            let json = run(jdk, name, options);
+            let described = format!("JDK {} ({options}): {}", jdk.major, describe_counters(&json, &COUNTERS));
+            assert_eq!(sampler_counter(&json, "timers_opened"), 0, "{described}");
+            assert_eq!(sampler_counter(&json, "timer_samples"), 0, "{described}");
+            assert!(sampler_counter(&json, "samples_recorded") >= 500, "{described}");
+        }
+    }
+}
