@@ -186,7 +186,11 @@ per_jdk! {
             .arg("2")
             .arg("14")
             .agent(format!("interval=1ms,arena=1m,on_full=purge,file={},{QUIET_HTTP}", profile_path.display()))
-            .run(deadline_for(seconds));
+            // Two workers each wait for `seconds` of their own CPU: twice
+            // that on the machine's CPUs, shared with the other JDK's run
+            // (a 120 s soak beside another test missed a deadline of one
+            // `seconds`: 420 s).
+            .run(deadline_for(2.0 * seconds));
         assert_exit_code(&finished, 0);
         let json = profile_json(&profile_path);
         let described = describe_counters(&json, &["samples_recorded", "samples_dropped_full"]);
