@@ -246,15 +246,29 @@ mod tests {
         }
     }
 
-    fn open_here(signal: i32, value: usize) -> Option<ThreadTimer> {
-        let tid = crate::slots::current_tid();
+    /// Serialises the test, installs the counting handler, zeroes its
+    /// counters; returns the lock's guard and the signal.
+    fn setup() -> (std::sync::MutexGuard<'static, ()>, i32) {
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let signal = test_signal();
+        RECEIVED.store(0, Ordering::Relaxed);
+        WRONG.store(0, Ordering::Relaxed);
+        (serial, signal)
+    }
+
+    /// A 1 ms timer on thread `tid`, whose signals the counting handler
+    /// expects; `None` only where the kernel refuses this process perf
+    /// events (`perf_event_paranoid` above 2: the sampler then falls back
+    /// to its own signals), else a refusal fails the test.
+    fn open_on(tid: i32, signal: i32, value: usize) -> Option<ThreadTimer> {
         EXPECTED_TID.store(tid, Ordering::Relaxed);
         match ThreadTimer::open(tid, Duration::from_millis(1), signal, value) {
             Ok(timer) => Some(timer),
             Err(error) => {
-                // Perf events are refused here: nothing to test (the
-                // sampler then falls back to its own signals).
-                eprintln!("no perf events on this machine: {error:?}");
+                let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+                let allowed = paranoid.trim().parse::<i32>().is_ok_and(|level| level <= 2);
+                assert!(!allowed, "perf_event_paranoid {} allows perf events, yet: {error:?}", paranoid.trim());
+                eprintln!("no perf events on this machine ({error:?}): nothing to test");
                 None
             }
         }
@@ -262,11 +276,8 @@ mod tests {
 
     #[test]
     fn a_thread_gets_one_signal_per_interval_of_its_cpu_and_none_after_the_timer_closes() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let signal = test_signal();
-        RECEIVED.store(0, Ordering::Relaxed);
-        WRONG.store(0, Ordering::Relaxed);
-        let Some(timer) = open_here(signal, 0xABC) else { return };
+        let (_serial, signal) = setup();
+        let Some(timer) = open_on(crate::slots::current_tid(), signal, 0xABC) else { return };
         assert_eq!(value_of(timer.fd), 0xABC);
         spin_cpu(Duration::from_millis(100));
         let received = RECEIVED.load(Ordering::Relaxed);
@@ -288,10 +299,7 @@ mod tests {
 
     #[test]
     fn a_timer_on_another_thread_signals_that_thread_only() {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        let signal = test_signal();
-        RECEIVED.store(0, Ordering::Relaxed);
-        WRONG.store(0, Ordering::Relaxed);
+        let (_serial, signal) = setup();
         let (tid_tx, tid_rx) = std::sync::mpsc::channel();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
         let worker = std::thread::spawn(move || {
@@ -299,16 +307,10 @@ mod tests {
             go_rx.recv().unwrap();
             spin_cpu(Duration::from_millis(50));
         });
-        let tid = tid_rx.recv().unwrap();
-        EXPECTED_TID.store(tid, Ordering::Relaxed);
-        let timer = match ThreadTimer::open(tid, Duration::from_millis(1), signal, 1) {
-            Ok(timer) => timer,
-            Err(error) => {
-                eprintln!("no perf events on this machine: {error:?}");
-                go_tx.send(()).unwrap();
-                worker.join().unwrap();
-                return;
-            }
+        let Some(timer) = open_on(tid_rx.recv().unwrap(), signal, 1) else {
+            go_tx.send(()).unwrap();
+            worker.join().unwrap();
+            return;
         };
         // This thread spins too: its CPU must not signal anyone.
         go_tx.send(()).unwrap();

@@ -246,36 +246,15 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // SAFETY: `ucontext` is the kernel's ucontext_t for this signal.
     let registers = unsafe { registers::read(ucontext) };
     let checksum = registers::checksum(&registers);
-    let previous = slot.last_checksum.load(Ordering::Relaxed);
-    // CPU used since the previous handler *returned*: the handler's own work
-    // (a stack walk costs tens of microseconds) must not count as running.
-    let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
-    let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
-    let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { clock_ns(libc::CLOCK_THREAD_CPUTIME_ID) };
-    // Wall time since the request that the thread did not run: how long
-    // the signal waited for a thread that was not on a CPU (asked for only
-    // where the sample may be deferred).
-    let requested_wall = slot.requested_wall_ns.load(Ordering::Relaxed);
-    let off_cpu_ns = if requested_wall != 0 && requested_cpu != 0 {
-        let waited = clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(requested_wall);
-        waited.saturating_sub(start.saturating_sub(requested_cpu))
-    } else {
-        0
-    };
     // A timer's signal comes after an interval of the thread's CPU: it ran,
-    // and it was on a CPU when the signal came.
-    let has_not_run = !timed
-        && previous == checksum
-        && previous_cpu != 0
-        && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed);
-    let captured = if has_not_run {
-        Captured { result: RESULT_FILTERED, walker: Walker::None, broken: 0, half: 0, reused: 0 }
-    } else if !timed && off_cpu_ns > OFF_CPU_DEFER_NS {
-        Captured { result: RESULT_DEFERRED, walker: Walker::None, broken: 0, half: 0, reused: 0 }
-    } else {
+    // and it was on a CPU when the signal came. Only the sampler's signal
+    // is checked.
+    let unwalked = if timed { None } else { unwalked_result(slot, checksum, start) };
+    let captured = match unwalked {
+        Some(result) => Captured { result, walker: Walker::None, broken: 0, half: 0, reused: 0 },
         // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
         // `ucontext` is the kernel's.
-        unsafe { capture(slot, ucontext, &registers, tid) }
+        None => unsafe { capture(slot, ucontext, &registers, tid) },
     };
     let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
     // A deferred sample is as if it had not been taken: the next handler
@@ -297,6 +276,39 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         handler_ns,
         cpu_ns: if timed { start } else { 0 },
     });
+}
+
+/// For a sample the sampler's signal asked for: [`RESULT_FILTERED`] if the
+/// thread has not run (equal register `checksum`, too little CPU since the
+/// previous handler returned), [`RESULT_DEFERRED`] if the signal waited off
+/// the CPU (see the module documentation), `None` if it is to be walked.
+/// `start` is the thread's CPU clock at the handler's start. Async-signal-safe.
+#[inline]
+fn unwalked_result(slot: &Slot, checksum: u64, start: u64) -> Option<i32> {
+    let previous = slot.last_checksum.load(Ordering::Relaxed);
+    // CPU used since the previous handler *returned*: the handler's own work
+    // (a stack walk costs tens of microseconds) must not count as running.
+    let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
+    let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
+    let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { start };
+    if previous == checksum
+        && previous_cpu != 0
+        && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed)
+    {
+        return Some(RESULT_FILTERED);
+    }
+    // Wall time since the request that the thread did not run: how long
+    // the signal waited for a thread that was not on a CPU (asked for only
+    // where the sample may be deferred).
+    let requested_wall = slot.requested_wall_ns.load(Ordering::Relaxed);
+    if requested_wall != 0 && requested_cpu != 0 {
+        let waited = clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(requested_wall);
+        let off_cpu_ns = waited.saturating_sub(start.saturating_sub(requested_cpu));
+        if off_cpu_ns > OFF_CPU_DEFER_NS {
+            return Some(RESULT_DEFERRED);
+        }
+    }
+    None
 }
 
 /// The signal value of a sampling signal, and whether it came from the

@@ -222,21 +222,22 @@ impl<'r> Sampler<'r> {
     /// more so that every sample taken is in the profile.
     pub fn run(&mut self) {
         signal::block_in_current_thread(self.shared.config.signal);
-        let mut plan = self.tick_plan(self.shared.control.interval());
-        let mut timer = BusyWaitTimer::new(plan.0, plan.1, plan.2);
+        let mut waiting = self.waiting();
+        let mut timer = BusyWaitTimer::new(self.shared.control.interval(), waiting.0, waiting.1);
         while !self.shared.control.stop_requested() {
             let interval = self.shared.control.interval();
-            if self.tick_plan(interval) != plan {
-                plan = self.tick_plan(interval);
-                timer = BusyWaitTimer::new(plan.0, plan.1, plan.2);
+            if self.waiting() != waiting {
+                waiting = self.waiting();
+                timer = BusyWaitTimer::new(interval, waiting.0, waiting.1);
             }
+            timer.set_interval(interval);
             let tick = timer.wait();
             let tick_start = now_ns();
             let counters = &self.shared.counters;
             counters_add(&counters.ticks, 1);
             counters_add(&counters.ticks_missed, tick.missed);
             counters_add(&counters.spin_ns, tick.spun_ns);
-            if tick.is_late(plan.0) {
+            if tick.is_late(interval) {
                 counters_add(&counters.ticks_late, 1);
             }
             self.tick += 1;
@@ -312,16 +313,16 @@ impl<'r> Sampler<'r> {
             && crate::cpu_timer::signal_allowed(self.shared.config.signal)
     }
 
-    /// The sampler's tick, spin cap and jitter for `interval`. With
+    /// How the sampler waits for its ticks: its spin cap and jitter. With
     /// threads' own timers the sampler only drains: it never spins (when it
     /// wakes does not matter) and ticks strictly periodically, so that
     /// between two timer signals of a thread (at least an interval apart)
     /// there is a drain unless the sampler thread is late.
-    fn tick_plan(&self, interval: Duration) -> (Duration, Duration, f64) {
+    fn waiting(&self) -> (Duration, f64) {
         if self.thread_timers() {
-            (interval, Duration::ZERO, 0.0)
+            (Duration::ZERO, 0.0)
         } else {
-            (interval, self.shared.config.max_spin, self.shared.config.jitter)
+            (self.shared.config.max_spin, self.shared.config.jitter)
         }
     }
 
@@ -533,7 +534,9 @@ impl<'r> Sampler<'r> {
         let mut frames = Vec::new();
         let Some(drained) = slot.drain(&mut frames) else { return };
         self.count_walk(&drained.handler);
-        if drained.handler.cpu_ns != 0 {
+        // A sample of the thread's own timer carries its CPU clock.
+        let timed = drained.handler.cpu_ns != 0;
+        if timed {
             // A thread's timer's signal counts as sent when it is drained.
             counters_add(&self.shared.counters.signals_sent, 1);
             counters_add(&self.shared.counters.timer_samples, 1);
@@ -543,7 +546,7 @@ impl<'r> Sampler<'r> {
             return;
         };
         state.outstanding = false;
-        if drained.handler.cpu_ns != 0 {
+        if timed {
             // Its own timer's sample: weighed by the CPU clock its handler
             // read, from the previous sample's.
             state.cpu_at_request = drained.handler.cpu_ns;
