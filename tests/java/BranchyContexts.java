@@ -20,9 +20,10 @@ import java.util.function.LongUnaryOperator;
  * keep coming (and old classes are unloaded).
  *
  * Usage: java BranchyContexts <seconds> <threads> <depth> [generate], where
- * <seconds> is wall time, or "cpu:<s>": each worker runs until it has used
- * that much CPU itself (however long a loaded machine makes that take), and
- * the generator as long as the workers.
+ * <seconds> is wall time, "cpu:<s>": each worker runs until it has used
+ * that much CPU itself (however long a loaded machine makes that take), or
+ * "<wall>,cpu:<s>": until both hold; the generator runs as long as the
+ * workers.
  * Prints "ready" once running, "paths=<n>" and "generated=<n>" at the end.
  */
 public class BranchyContexts {
@@ -72,8 +73,20 @@ public class BranchyContexts {
     }
 
     /** Whether a worker is done: past `endNs`, or past `cpuNs` of its own CPU time (when not 0). */
+    /** Whether the wall-clock end has passed and this thread has used cpuNs of CPU. */
     static boolean done(long endNs, long cpuNs) {
-        return cpuNs > 0 ? THREADS.getCurrentThreadCpuTime() >= cpuNs : System.nanoTime() >= endNs;
+        return System.nanoTime() >= endNs && (cpuNs == 0 || THREADS.getCurrentThreadCpuTime() >= cpuNs);
+    }
+
+    /** The CPU ("cpu:<s>") or the wall part of a duration, in nanoseconds (0 when absent). */
+    static long nanosOf(String duration, boolean cpu) {
+        long nanos = 0;
+        for (String part : duration.split(",")) {
+            if (part.startsWith("cpu:") == cpu) {
+                nanos = (long) (Double.parseDouble(cpu ? part.substring(4) : part) * 1e9);
+            }
+        }
+        return nanos;
     }
 
     static long run(long endNs, long cpuNs, int depth, long seed) {
@@ -146,13 +159,12 @@ public class BranchyContexts {
     }
 
     public static void main(String[] args) throws Exception {
-        boolean cpu = args[0].startsWith("cpu:");
-        long durationNs = (long) (Double.parseDouble(cpu ? args[0].substring(4) : args[0]) * 1e9);
-        long cpuNs = cpu ? durationNs : 0;
+        long wallNs = nanosOf(args[0], false);
+        long cpuNs = nanosOf(args[0], true);
         int threads = Integer.parseInt(args[1]);
         int depth = Integer.parseInt(args[2]);
         boolean generate = args.length > 3 && args[3].equals("yes");
-        long end = System.nanoTime() + durationNs;
+        long end = System.nanoTime() + wallNs;
         long[] generated = new long[1];
         Thread generator = new Thread(() -> {
             try {

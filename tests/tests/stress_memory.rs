@@ -29,7 +29,7 @@
 
 use pcct_tests::stress::{
     arg_seconds, assert_exit_code, deadline_for, describe_counters, load_seconds, profile_json, sampler_counter,
-    tree_stat, Rss, RssWatch,
+    soak_seconds, tree_stat, Rss, RssWatch,
 };
 use pcct_tests::{per_jdk, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
 use std::time::Duration;
@@ -176,21 +176,25 @@ per_jdk! {
 
 per_jdk! {
     fn a_full_arena_is_purged_with_on_full_purge(jdk) {
-        let seconds = load_seconds(3.0);
+        // Each worker runs until it has used 3 s of its own CPU (about 550
+        // samples fill the arena, and a loaded machine gave them 500 in 3 s
+        // of wall time) and, in a soak, until the soak's wall time is over
+        // like every other load phase. Waiting for the soak's seconds of
+        // CPU instead made the phase last as long as the machine's share
+        // allowed: beside three other soak tests a 600 s soak gave the two
+        // workers a quarter of a core.
+        const CPU_SECONDS: f64 = 3.0;
+        let seconds = soak_seconds().unwrap_or(0.0);
         let fixture = Fixture::new("stress-memory-purge");
         let profile_path = fixture.path("p.json");
-        // The workers' CPU time, not wall time: about 550 samples fill the
-        // arena, and a loaded machine gave them 500 in 3 s of wall time.
         let finished = Jvm::new(jdk, &fixture, "BranchyContexts")
-            .arg(format!("cpu:{}", arg_seconds(seconds)))
+            .arg(format!("{},cpu:{}", arg_seconds(seconds), arg_seconds(CPU_SECONDS)))
             .arg("2")
             .arg("14")
             .agent(format!("interval=1ms,arena=1m,on_full=purge,file={},{QUIET_HTTP}", profile_path.display()))
-            // Two workers each wait for `seconds` of their own CPU: twice
-            // that on the machine's CPUs, shared with the other JDK's run
-            // (a 120 s soak beside another test missed a deadline of one
-            // `seconds`: 420 s).
-            .run(deadline_for(2.0 * seconds));
+            // Two workers' CPU on the machine's CPUs, shared with the other
+            // JDK's run, then the wall time.
+            .run(deadline_for(2.0 * CPU_SECONDS + seconds));
         assert_exit_code(&finished, 0);
         let json = profile_json(&profile_path);
         let described = describe_counters(&json, &["samples_recorded", "samples_dropped_full"]);
