@@ -72,8 +72,7 @@ public class BranchyContexts {
         return step(depth, bits, x + 4);
     }
 
-    /** Whether a worker is done: past `endNs`, or past `cpuNs` of its own CPU time (when not 0). */
-    /** Whether the wall-clock end has passed and this thread has used cpuNs of CPU. */
+    /** Whether a worker is done: past `endNs`, and past `cpuNs` of its own CPU time (when not 0). */
     static boolean done(long endNs, long cpuNs) {
         return System.nanoTime() >= endNs && (cpuNs == 0 || THREADS.getCurrentThreadCpuTime() >= cpuNs);
     }
