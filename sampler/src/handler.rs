@@ -20,9 +20,7 @@
 //!    sampler's signal) or from the static table of timer descriptors
 //!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`),
 //!    checked against the slot's generation (with its state, in one
-//!    compare-and-swap) and the thread id (`gettid`; for a timer's signal,
-//!    the interrupted stack pointer on the slot's thread's stack will do,
-//!    see [`timer_receiver`]);
+//!    compare-and-swap) and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
 //!    (the walkers get the slot's buffer and its capacity) and into the
@@ -37,8 +35,7 @@
 //!    (`PREFETCHT0`: no value is read, and no address, however bad, can
 //!    fault).
 //!
-//! Other system calls used: `gettid` (skipped for a timer's signal whose
-//! stack pointer shows whose it is) and `clock_gettime` (both
+//! Other system calls used: `gettid` and `clock_gettime` (both
 //! async-signal-safe). The process id a signal must come from is read once,
 //! when the handler is installed ([`remember_process_id`]), not by a
 //! `getpid` per signal (a system call costs about 1.4 µs on the virtual
@@ -234,9 +231,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         return;
     }
     let slot = &SLOTS[index];
-    // SAFETY: `ucontext` is the kernel's ucontext_t for this signal.
-    let registers = unsafe { registers::read(ucontext) };
-    let tid = if timed { timer_receiver(slot, registers[registers::RSP] as usize) } else { current_tid() };
+    // SAFETY: gettid is a plain system call, async-signal-safe.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
     // A timer's signal takes an idle slot itself; the sampler's answers its
     // request.
     let entered = if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid) };
@@ -247,6 +243,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         return;
     }
 
+    // SAFETY: `ucontext` is the kernel's ucontext_t for this signal.
+    let registers = unsafe { registers::read(ucontext) };
     let checksum = registers::checksum(&registers);
     // A timer's signal comes after an interval of the thread's CPU: it ran,
     // and it was on a CPU when the signal came. Only the sampler's signal
@@ -278,39 +276,6 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         handler_ns,
         cpu_ns: if timed { start } else { 0 },
     });
-}
-
-/// The id of the thread this handler runs on (`gettid`).
-#[inline]
-fn current_tid() -> i32 {
-    // SAFETY: gettid is a plain system call, async-signal-safe.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
-
-/// The id of the thread a timer's signal interrupted, whose stack pointer
-/// was `sp`, for the check of its slot ([`Slot::claim`]). The kernel sends a
-/// timer's signal to the thread it was opened on, which the slot names: if
-/// `sp` lies on that thread's stack (its `JavaThread`'s bounds, read through
-/// the fault-safe reads), this is that thread, since the stacks of live
-/// threads are disjoint, and the `gettid` system call is skipped (about
-/// 0.6 µs on the virtual machines of BENCHMARKS.md, a tenth of a handler
-/// on H2). Otherwise (no walker in this VM, bounds unreadable, a thread
-/// running on a stack of its own making, a signal of a timer whose
-/// descriptor another thread's timer now has) the kernel says. The slot's
-/// thread id and JNIEnv read here may belong to another registration:
-/// the claim then fails on the generation, or on the thread id it reads
-/// again. Async-signal-safe: atomics, fault-safe reads, `gettid`.
-#[inline]
-fn timer_receiver(slot: &Slot, sp: usize) -> i32 {
-    let tid = slot.tid.load(Ordering::Relaxed);
-    let env = slot.env.load(Ordering::Relaxed) as usize;
-    let on_its_stack =
-        hotspot::vm().is_some_and(|vm| vm.java_thread_on(env, tid).is_some_and(|thread| vm.on_stack_of(thread, sp)));
-    if on_its_stack {
-        tid
-    } else {
-        current_tid()
-    }
 }
 
 /// For a sample the sampler's signal asked for: [`RESULT_FILTERED`] if the

@@ -59,14 +59,6 @@ impl Vm {
         self.java_thread_of(env).filter(|&thread| walker::os_thread_id(&VmMemory, &self.layout, thread) == Some(tid))
     }
 
-    /// Whether `address` lies on the stack of the thread whose
-    /// `JavaThread*` is `java_thread` (its recorded bounds, read through
-    /// the fault-safe reads; false if they cannot be read).
-    /// Async-signal-safe.
-    pub fn on_stack_of(&self, java_thread: usize, address: usize) -> bool {
-        walker::on_thread_stack(&VmMemory, &self.layout, java_thread, address)
-    }
-
     /// The JNIEnv of the thread whose `JavaThread*` is `java_thread`.
     pub fn env_of(&self, java_thread: usize) -> usize {
         java_thread.wrapping_add(self.env_offset)

@@ -414,21 +414,6 @@ fn a_pc_without_debug_information_names_the_nmethods_method() {
 }
 
 #[test]
-fn a_stack_address_is_on_the_threads_stack_only_within_its_recorded_bounds() {
-    let mut vm = build();
-    let on_stack = |vm: &Vm, address| walker::on_thread_stack(&vm.memory, &vm.layout, THREAD, address);
-    assert!(on_stack(&vm, STACK) && on_stack(&vm, vm.compiled_sp) && on_stack(&vm, STACK + STACK_SIZE - 8));
-    assert!(!on_stack(&vm, STACK - 8) && !on_stack(&vm, STACK + STACK_SIZE) && !on_stack(&vm, 0));
-    // Another thread's structure (unmapped here) or bounds that make no
-    // sense (a size above the base, or none) hold no address.
-    assert!(!walker::on_thread_stack(&vm.memory, &vm.layout, THREAD + 0x10_0000, vm.compiled_sp));
-    put_word(&mut vm.memory, THREAD + 0x218, STACK + STACK_SIZE + 1);
-    assert!(!on_stack(&vm, vm.compiled_sp));
-    put_word(&mut vm.memory, THREAD + 0x218, 0);
-    assert!(!on_stack(&vm, vm.compiled_sp));
-}
-
-#[test]
 fn a_thread_in_the_vm_is_walked_from_its_last_java_frame() {
     let mut vm = build();
     vm.memory.put_u32(THREAD + 0x200, 6); // _thread_in_vm

@@ -293,12 +293,6 @@ fn thread_stack(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<
     (size > 0 && size <= base && size < 1 << 34).then(|| Stack { low: base - size, high: base })
 }
 
-/// Whether `address` lies on the `JavaThread` `thread`'s stack, as the
-/// thread records its bounds (false if they cannot be read).
-pub fn on_thread_stack(memory: &impl Memory, layout: &Layout, thread: usize, address: usize) -> bool {
-    thread_stack(memory, layout, thread).is_some_and(|stack| stack.contains(address))
-}
-
 /// Whether the `JavaThread` `thread` runs Java code (or is entering it):
 /// its frames then start at the interrupted registers, not at its anchor.
 /// `None` if its state cannot be read.
