@@ -141,31 +141,6 @@ pub fn nmethod_method(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Opt
     memory.word(blob.address.wrapping_add(layout.blob.method)).filter(|&method| method != 0)
 }
 
-/// What a walk reads of a compiled method's blob (a Java method's or a
-/// native method's wrapper) to name its frames: read once by [`nmethod`],
-/// then kept by the frame cache for frames at other pcs in the same code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Nmethod {
-    pub blob: Blob,
-    /// Its `Method*`.
-    pub method: usize,
-    /// Its compilation id, unique for the VM's life (`None` if unreadable).
-    pub compile_id: Option<u32>,
-    /// Where its debug information is (Java methods' only).
-    pub debug: Option<DebugData>,
-}
-
-/// The facts of the compiled method in `blob` (whose kind is not
-/// [`BlobKind::Other`]); `None` without a method.
-pub fn nmethod(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<Nmethod> {
-    Some(Nmethod {
-        blob: *blob,
-        method: nmethod_method(memory, layout, blob)?,
-        compile_id: compile_id(memory, layout, blob),
-        debug: if blob.kind == BlobKind::Nmethod { debug_data(memory, layout, blob) } else { None },
-    })
-}
-
 /// The nmethod's compilation id (unique per compilation).
 pub fn compile_id(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<u32> {
     memory.u32(blob.address.wrapping_add(layout.blob.compile_id))
@@ -207,14 +182,12 @@ pub fn verified_entry(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Opt
     }
 }
 
-/// Where an nmethod's PcDescs and scopes are, and its metadata (the
-/// `Method*`s its scopes name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DebugData {
-    pub pcs_begin: usize,
-    pub pcs_end: usize,
-    pub scopes: usize,
-    pub metadata: usize,
+/// Where an nmethod's PcDescs and scopes are.
+struct DebugData {
+    pcs_begin: usize,
+    pcs_end: usize,
+    scopes: usize,
+    metadata: usize,
 }
 
 fn debug_data(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<DebugData> {
@@ -274,14 +247,14 @@ pub struct Scope {
     pub bci: i32,
 }
 
-/// Decodes the chain of scopes at `pc` in `nmethod`, innermost (inlined
-/// callee) first, into `out`; returns how many. 0 when the pc has no debug
-/// information (the caller then names the nmethod's own method).
-pub fn scopes_at(memory: &impl Memory, layout: &Layout, nmethod: &Nmethod, pc: usize, out: &mut [Scope]) -> usize {
-    let Some(data) = &nmethod.debug else { return 0 };
-    let Ok(pc_offset) = i32::try_from(pc.wrapping_sub(nmethod.blob.code_begin)) else { return 0 };
-    let Some(offset) = scope_offset_near(memory, data, pc_offset) else { return 0 };
-    decode_scopes(memory, layout, data, offset, out)
+/// Decodes the chain of scopes at `pc` in nmethod `blob`, innermost
+/// (inlined callee) first, into `out`; returns how many. 0 when the pc has
+/// no debug information (the caller then names the nmethod's own method).
+pub fn scopes_at(memory: &impl Memory, layout: &Layout, blob: &Blob, pc: usize, out: &mut [Scope]) -> usize {
+    let Some(data) = debug_data(memory, layout, blob) else { return 0 };
+    let Ok(pc_offset) = i32::try_from(pc.wrapping_sub(blob.code_begin)) else { return 0 };
+    let Some(offset) = scope_offset_near(memory, &data, pc_offset) else { return 0 };
+    decode_scopes(memory, layout, &data, offset, out)
 }
 
 /// Decodes the chain of scopes starting at decode offset `first`.
@@ -369,29 +342,15 @@ pub fn method_id(memory: &impl Memory, layout: &Layout, method: usize) -> Option
     (memory.word(id)? == method).then_some(id)
 }
 
-/// Where a method's bytecodes are (in its `ConstMethod`): the first one's
-/// address and their count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bytecodes {
-    pub start: usize,
-    pub size: usize,
-}
-
-impl Bytecodes {
-    /// The bytecode index of bytecode pointer `bcp`; `None` when it is not
-    /// within the bytecodes.
-    pub fn bci(&self, bcp: usize) -> Option<i32> {
-        let bci = bcp.checked_sub(self.start)?;
-        (bci < self.size.max(1)).then_some(bci as i32)
-    }
-}
-
-/// Where the bytecodes of `Method*` `method` are.
-pub fn bytecodes(memory: &impl Memory, layout: &Layout, method: usize) -> Option<Bytecodes> {
+/// The bytecode index of bytecode pointer `bcp` in `method`; `None` when
+/// it is not within the method's bytecodes.
+pub fn bci_of(memory: &impl Memory, layout: &Layout, method: usize, bcp: usize) -> Option<i32> {
     let fields = &layout.method;
     let const_method = memory.word(method.wrapping_add(fields.const_method))?;
+    let start = const_method.wrapping_add(fields.const_method_size);
     let size = memory.u16(const_method.wrapping_add(fields.code_size))? as usize;
-    Some(Bytecodes { start: const_method.wrapping_add(fields.const_method_size), size })
+    let bci = bcp.checked_sub(start)?;
+    (bci < size.max(1)).then_some(bci as i32)
 }
 
 #[cfg(test)]

@@ -744,46 +744,6 @@ fn a_cached_method_id_that_no_longer_points_back_is_looked_up_again() {
     assert!(frames.is_empty());
 }
 
-#[test]
-fn a_new_pc_in_cached_compiled_code_skips_the_segment_map_until_the_code_is_replaced() {
-    let mut vm = build();
-    let cache = super::cache::tests::new_cache(128, 64);
-    let expected = vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
-    let (_, frames) = walk_cached(&vm, vm.registers_at(NM_CODE + 0x30), &cache);
-    assert_eq!(frames, expected);
-    // The nmethod can no longer be found from the segment map: a pc the
-    // frame cache never saw, in the same run of code, is decoded with the
-    // kept nmethod (and its PcDescs, read again).
-    for index in 0..8 {
-        vm.memory.put_u8(SEGMAP + index, 0xFF);
-    }
-    let (walk, frames) = walk_cached(&vm, vm.registers_at(NM_CODE + 0x38), &cache);
-    assert_eq!((walk.ending, walk.cache_hits), (Ending::Complete, 0));
-    assert_eq!(frames, expected);
-    let (walk, _) = vm.walk(vm.registers_at(NM_CODE + 0x39), 16);
-    assert_eq!(walk.ending, Ending::Broken(Broken::UnknownCode), "without the cache");
-    // Another compilation at that address: the kept nmethod is refused.
-    vm.memory.put_u32(NM + 48, 43);
-    let (walk, frames) = walk_cached(&vm, vm.registers_at(NM_CODE + 0x3A), &cache);
-    assert_eq!((walk.ending, frames.len()), (Ending::Broken(Broken::UnknownCode), 0));
-}
-
-#[test]
-fn an_interpreted_frames_bytecode_index_comes_from_the_cached_bytecodes() {
-    let (mut vm, registers) = build_with_interpreted_top();
-    let cache = super::cache::tests::new_cache(128, 64);
-    let (_, first) = walk_cached(&vm, registers, &cache);
-    assert_eq!(first[0], (id(METHOD_C), 3));
-    // C's ConstMethod now says it has no bytecodes: only the cache still
-    // knows the bcp is within them (a ConstMethod is not read again).
-    vm.memory.put_u16(METHOD_C + 0x100 + vm.layout.method.code_size, 0);
-    let (_, second) = walk_cached(&vm, registers, &cache);
-    assert_eq!(second, first);
-    // Without the cache the bcp is out of range: named at bci 0.
-    let (_, uncached) = vm.walk(registers, 16);
-    assert_eq!(uncached[0], (id(METHOD_C), 0));
-}
-
 /// Garbage read through a cache filled by walks of a sound stack: every
 /// walk still ends within its buffer.
 #[test]

@@ -35,8 +35,8 @@
 //! AsyncGetCallTrace, and what neither can walk keeps its pseudo-frame.
 //! No allocation, no lock: it runs in the signal handler.
 
-use super::cache::{self, CachedFrame, CachedMethod, FrameCache};
-use super::code::{self, Blob, BlobKind, Nmethod, Scope, MAX_SCOPES};
+use super::cache::{self, CachedFrame, FrameCache};
+use super::code::{self, Blob, BlobKind, Scope, MAX_SCOPES};
 use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_METHOD, INTERPRETER_SENDER_SP};
 use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
@@ -336,8 +336,6 @@ impl<M: Memory> Walker<'_, M> {
                 self.native(position)
             } else if let Some(caller) = self.cached(position) {
                 caller
-            } else if let Some(nmethod) = self.known_nmethod(position.pc) {
-                self.compiled(position, &nmethod)
             } else if let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) {
                 self.in_blob(position, &blob)
             } else {
@@ -582,37 +580,22 @@ impl<M: Memory> Walker<'_, M> {
     /// (jmethodID, bci) of the interpreted frame at `fp`, if it reads right.
     fn interpreted_frame(&mut self, fp: usize) -> Option<(usize, i32)> {
         let method = self.slot(fp, INTERPRETER_METHOD)?;
-        let entry = self.method(method, true)?;
+        let method_id = self.method_id(method)?;
         let bcp = self.slot(fp, INTERPRETER_BCP)?;
-        let bci = entry.bytecodes.and_then(|bytecodes| bytecodes.bci(bcp)).unwrap_or(0);
-        Some((entry.id, bci))
+        let bci = code::bci_of(self.memory, self.layout, method, bcp).unwrap_or(0);
+        Some((method_id, bci))
     }
 
     fn in_blob(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
         match blob.kind {
-            BlobKind::Nmethod | BlobKind::NativeNmethod => {
-                let nmethod = code::nmethod(self.memory, self.layout, blob).ok_or(Broken::Compiled)?;
-                if let Some(cache) = self.cache {
-                    cache.keep_nmethod(position.pc, &nmethod);
-                }
-                self.compiled(position, &nmethod)
-            }
+            BlobKind::Nmethod | BlobKind::NativeNmethod => self.compiled(position, blob),
             BlobKind::Other if position.pc == self.layout.runtime.call_stub_return => self.entry_frame(position),
             BlobKind::Other => self.stub(position, blob),
         }
     }
 
-    /// The nmethod that holds `pc`, from the cache if it is still the
-    /// compilation kept there (its compilation id read back, as for a
-    /// cached frame).
-    fn known_nmethod(&self, pc: usize) -> Option<Nmethod> {
-        let nmethod = self.cache?.nmethod(pc)?;
-        let compile_id = self.memory.u32(nmethod.blob.address.wrapping_add(self.layout.blob.compile_id));
-        (compile_id.is_some() && compile_id == nmethod.compile_id).then_some(nmethod)
-    }
-
-    fn compiled(&mut self, position: Position, nmethod: &Nmethod) -> Result<Option<Position>, Broken> {
-        let (blob, method) = (&nmethod.blob, nmethod.method);
+    fn compiled(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
+        let method = code::nmethod_method(self.memory, self.layout, blob).ok_or(Broken::Compiled)?;
         if position.top && position.pc < blob.frame_complete {
             // In the prologue: the frame is not built yet.
             let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
@@ -626,8 +609,8 @@ impl<M: Memory> Walker<'_, M> {
                 return Ok(Some(caller));
             }
         }
-        let compile_id = nmethod.compile_id;
-        self.compiled_scopes(position, nmethod, compile_id.unwrap_or(0))?;
+        let compile_id = code::compile_id(self.memory, self.layout, blob);
+        self.compiled_scopes(position, blob, method, compile_id.unwrap_or(0))?;
         if blob.frame_size == 0 {
             return Err(Broken::Compiled);
         }
@@ -641,8 +624,13 @@ impl<M: Memory> Walker<'_, M> {
     /// pc, or the nmethod's method when the pc has no debug information;
     /// a return address's frames are kept in the cache (with the nmethod's
     /// `compile_id`, 0 when unreadable: not kept).
-    fn compiled_scopes(&mut self, position: Position, nmethod: &Nmethod, compile_id: u32) -> Result<(), Broken> {
-        let (blob, method) = (&nmethod.blob, nmethod.method);
+    fn compiled_scopes(
+        &mut self,
+        position: Position,
+        blob: &Blob,
+        method: usize,
+        compile_id: u32,
+    ) -> Result<(), Broken> {
         let mut scopes = [Scope { method: 0, bci: 0 }; MAX_SCOPES];
         // The first PcDesc at or after the pc, as AsyncGetCallTrace takes it
         // (`pc_desc_at(pc)`, else `pc_desc_near(pc + 1)`): a return address
@@ -650,7 +638,7 @@ impl<M: Memory> Walker<'_, M> {
         // of code (a PcDesc marks the end of the instructions it describes)
         // is charged to that run, the instructions just executed.
         let mut count = if blob.kind == BlobKind::Nmethod {
-            code::scopes_at(self.memory, self.layout, nmethod, position.pc, &mut scopes)
+            code::scopes_at(self.memory, self.layout, blob, position.pc, &mut scopes)
         } else {
             0
         };
@@ -710,30 +698,16 @@ impl<M: Memory> Walker<'_, M> {
 
     /// The jmethodID of `method`, from the cache when it still points back.
     fn method_id(&mut self, method: usize) -> Option<usize> {
-        self.method(method, false).map(|entry| entry.id)
-    }
-
-    /// The jmethodID of `method` and, when `with_bytecodes`, where its
-    /// bytecodes are (`None` if they cannot be read): from the cache when
-    /// the id still points back, else read and kept.
-    fn method(&mut self, method: usize, with_bytecodes: bool) -> Option<CachedMethod> {
-        let cached = self
-            .cache
-            .and_then(|cache| cache.method(method))
-            .filter(|entry| self.memory.word(entry.id) == Some(method));
-        if let Some(entry) = cached.filter(|entry| !with_bytecodes || entry.bytecodes.is_some()) {
-            return Some(entry);
+        if let Some(id) = self.cache.and_then(|cache| cache.method_id(method)) {
+            if self.memory.word(id) == Some(method) {
+                return Some(id);
+            }
         }
-        let id = match cached {
-            Some(entry) => entry.id,
-            None => code::method_id(self.memory, self.layout, method)?,
-        };
-        let bytecodes = if with_bytecodes { code::bytecodes(self.memory, self.layout, method) } else { None };
-        let entry = CachedMethod { id, bytecodes };
+        let id = code::method_id(self.memory, self.layout, method)?;
         if let Some(cache) = self.cache {
-            cache.keep_method(method, entry);
+            cache.keep_method_id(method, id);
         }
-        Some(entry)
+        Some(id)
     }
 
     /// The caller of an nmethod interrupted in its prologue.
