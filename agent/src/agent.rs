@@ -462,6 +462,9 @@ impl Agent {
         if self.dying.swap(true, Ordering::AcqRel) {
             return;
         }
+        if let Some(sums) = pcct_sampler::cycles::report() {
+            eprintln!("pcct cycles {sums}");
+        }
         // The JIT thread leaves its wait now (the VM waits for threads in
         // native code before it exits).
         self.shared.jit.stop();

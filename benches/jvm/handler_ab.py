@@ -21,6 +21,16 @@ sample recorded or failed), so a build of any age can be the "before".
 
 Run nothing else meanwhile: these are CPU times of one process's threads, and
 a busy machine moves them by ±10 %.
+
+With --cycles, each variant must be an agent built with the `cycles` feature
+(`cargo build --release -p pcct-agent --features pcct-sampler/cycles`), and
+each run also prints where the handler's cycles went (sampler/src/cycles.rs):
+per handler call, its two CPU-clock reads and gettid; per walk, the walk and
+its search for the previous walk's frames; how the top frame was found (frame
+cache or segment map: % of walks) and, for a top frame decoded, its cycles
+(finding the blob, PcDesc and scopes, jmethodIDs); compiled frames from the
+frame cache and interpreted frames below the top, per walk, and each one's
+cycles.
 """
 
 import argparse
@@ -35,7 +45,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402  (the workloads' setup and the JVM)
 
 
-def measure(variant, setup, out_dir):
+CYCLES_PREFIX = "pcct cycles "
+
+
+def cycle_figures(stderr):
+    """Where a `cycles` build's handler time went, from its `pcct cycles` line."""
+    found = [text for text in stderr.splitlines() if text.startswith(CYCLES_PREFIX)]
+    if not found:
+        raise SystemExit("no 'pcct cycles' line: build the agent with --features pcct-sampler/cycles")
+    sums = json.loads(found[-1][len(CYCLES_PREFIX):])
+    top, below = sums["top"], sums["below"]
+    handlers, walks = max(sums["handlers"], 1), max(sums["walks"], 1)
+    # A top frame decoded: found in the code heap, not in the frame cache.
+    decoding = [pair for kind, pair in top.items() if kind not in ("interpreted", "native", "cached_frame", "unknown")]
+    decoded = max(sum(frames for frames, _ in decoding), 1)
+    return {
+        "cyc handler": sums["handler_cycles"] / handlers,
+        "cyc clock1": sums["first_clock_cycles"] / handlers,
+        "cyc gettid": sums["gettid_cycles"] / handlers,
+        "cyc clock2": sums["closing_clock_cycles"] / handlers,
+        "cyc walk": sums["walk_cycles"] / walks,
+        "cyc reuse": sums["reuse_cycles"] / walks,
+        "top frame %": 100 * top["cached_frame"][0] / walks,
+        "top segmap %": 100 * top["blob"][0] / walks,
+        "cyc top decode": sum(cycles for _, cycles in decoding) / decoded,
+        "cyc find": sums["top_find_cycles"] / decoded,
+        "cyc scopes": sums["top_scopes_cycles"] / decoded,
+        "cyc ids": sums["top_method_id_cycles"] / decoded,
+        "cached below": below["cached_frame"][0] / walks,
+        "cyc cached": below["cached_frame"][1] / max(below["cached_frame"][0], 1),
+        "interp below": below["interpreted"][0] / walks,
+        "cyc interp": below["interpreted"][1] / max(below["interpreted"][0], 1),
+    }
+
+
+def measure(variant, setup, out_dir, cycles=False):
     """One run of `variant` ("lib.so" or "lib.so|options"); its sampler figures."""
     library, _, extra = variant.partition("|")
     profile = Path(out_dir) / "profile.json"
@@ -61,6 +105,7 @@ def measure(variant, setup, out_dir):
         "walked": walked,
         "frames": sampler.get("frames_walked", 0),
         "reused": sampler.get("frames_reused", 0),
+        **(cycle_figures(done.stderr) if cycles else {}),
     }
 
 
@@ -73,6 +118,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", choices=["javac", "h2"], default="javac")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--cycles", action="store_true", help="also where the handler's cycles went (see above)")
     parser.add_argument("variants", nargs="+", help="agent.so or 'agent.so|extra,options'")
     args = parser.parse_args()
     harness.ensure_jdk()
@@ -81,7 +127,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pcct-ab-") as out_dir:
         for round_index in range(args.rounds):
             for variant in args.variants:
-                figures = measure(variant, setup, out_dir)
+                figures = measure(variant, setup, out_dir, args.cycles)
                 results[variant].append(figures)
                 print(line(f"{round_index + 1} {variant}", figures), flush=True)
     print(f"\nmedians of {args.rounds} rounds ({args.workload}):")

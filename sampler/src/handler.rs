@@ -16,7 +16,8 @@
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table, the counters and the frame cache all threads share
 //!    (`hotspot::cache`) are `static` atomics initialised at compile
-//!    time; the thread's slot comes from the signal's `si_value` (the
+//!    time (so are the cycle counters of a `cycles` build, [`crate::cycles`],
+//!    added to with relaxed atomics around `rdtsc`); the thread's slot comes from the signal's `si_value` (the
 //!    sampler's signal) or from the static table of timer descriptors
 //!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`),
 //!    checked against the slot's generation (with its state, in one
@@ -111,6 +112,7 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use crate::agct::{self, CallTrace};
 use crate::cpu_timer;
+use crate::cycles::{self, Part};
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, history::History, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
@@ -209,9 +211,11 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 /// Called by the kernel only, with a valid `siginfo_t` and `ucontext_t`.
 pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     let _errno = ErrnoGuard::save();
+    let entered_at = cycles::now();
     // The handler's own CPU time (not wall time: a handler preempted on a
     // busy machine has not cost more).
     let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    cycles::since(Part::FirstClock, entered_at);
     if info.is_null() || ucontext.is_null() {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
@@ -231,8 +235,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         return;
     }
     let slot = &SLOTS[index];
+    let asking = cycles::now();
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+    cycles::since(Part::Gettid, asking);
     // A timer's signal takes an idle slot itself; the sampler's answers its
     // request.
     let entered = if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid) };
@@ -256,7 +262,11 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // `ucontext` is the kernel's.
         None => unsafe { capture(slot, ucontext, &registers, tid) },
     };
+    let closing = cycles::now();
     let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+    cycles::since(Part::ClosingClock, closing);
+    cycles::since(Part::Handler, entered_at);
+    cycles::add(Part::Handlers, 1);
     // A deferred sample is as if it had not been taken: the next handler
     // asks whether the thread ran since the last sample that counts (else
     // a thread that barely ran after a deferral would have the deferred

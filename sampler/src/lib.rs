@@ -9,6 +9,8 @@
 //! - [`handler`]: the signal handler — async-signal-safe, its rules are its
 //!   module documentation (public only for [`handler::encode`]).
 //! - [`registers`]: the register checksum (HPROF's ThreadHasRun).
+//! - [`cycles`]: where the handler's time goes, counted only in a build
+//!   with the `cycles` feature (for benchmarks).
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
 //! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
 //!   each thread's marked frames, choose and signal threads.
@@ -33,6 +35,7 @@ pub mod agct;
 pub mod config;
 pub mod counters;
 pub mod cpu_timer;
+pub mod cycles;
 mod error;
 pub mod events;
 pub mod handler;

@@ -41,6 +41,7 @@ use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_ME
 use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
 use crate::agct::CallFrame;
+use crate::cycles::{self, FrameKind, Part};
 
 /// Bytecode index reported for native methods (as AsyncGetCallTrace does).
 pub const NATIVE_BCI: i32 = -3;
@@ -244,7 +245,9 @@ pub fn walk(
         return Walk { frames: 0, ending: Ending::Broken(Broken::NoThread), reused: 0, cache_hits: 0, cache_stale: 0 };
     };
     if let Some(previous) = previous {
+        let prefetching = cycles::now();
         prefetch_previous(memory, layout, cache, previous.marks);
+        cycles::since(Part::Prefetch, prefetching);
     }
     let previous = previous.filter(|previous| previous.marks.complete && previous.marks.is_whole());
     let mut walker = Walker {
@@ -264,7 +267,10 @@ pub fn walk(
         reuse_attempts: 0,
         reused: 0,
     };
+    let walking = cycles::now();
     let ending = walker.run();
+    cycles::since(Part::Walk, walking);
+    cycles::add(Part::Walks, 1);
     if let Some(marks) = walker.marks.as_deref_mut() {
         marks.complete = ending == Ending::Complete;
     }
@@ -319,7 +325,11 @@ impl<M: Memory> Walker<'_, M> {
             if !self.stack.contains(position.sp) || position.sp % 8 != 0 {
                 return Ending::Broken(Broken::StackRange);
             }
-            if let Some(ending) = self.try_reuse(position) {
+            let reusing = cycles::now();
+            let reuse = self.try_reuse(position);
+            cycles::since(Part::Reuse, reusing);
+            if let Some(ending) = reuse {
+                cycles::add(Part::Reused, 1);
                 return ending;
             }
             self.mark = Mark::default();
@@ -330,17 +340,9 @@ impl<M: Memory> Walker<'_, M> {
             if native_run > MAX_NATIVE_FRAMES {
                 return Ending::Broken(Broken::Native);
             }
-            let next = if self.in_interpreter(position.pc) {
-                self.interpreted(position)
-            } else if !in_code_cache {
-                self.native(position)
-            } else if let Some(caller) = self.cached(position) {
-                caller
-            } else if let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) {
-                self.in_blob(position, &blob)
-            } else {
-                Err(Broken::UnknownCode)
-            };
+            let started = cycles::now();
+            let (kind, next) = self.step(position, in_code_cache);
+            cycles::frame(position.top, kind, started);
             self.record(position, written_before);
             match next {
                 Ok(Some(next)) => {
@@ -354,6 +356,28 @@ impl<M: Memory> Walker<'_, M> {
             }
         }
         Ending::Broken(Broken::TooLong)
+    }
+
+    /// Walks the frame at `position` (`in_code_cache`: its pc is in a code
+    /// heap): how, and its caller.
+    fn step(&mut self, position: Position, in_code_cache: bool) -> (FrameKind, Result<Option<Position>, Broken>) {
+        if self.in_interpreter(position.pc) {
+            return (FrameKind::Interpreted, self.interpreted(position));
+        }
+        if !in_code_cache {
+            return (FrameKind::Native, self.native(position));
+        }
+        if let Some(caller) = self.cached(position) {
+            return (FrameKind::CachedFrame, caller);
+        }
+        let finding = cycles::now();
+        let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) else {
+            return (FrameKind::Unknown, Err(Broken::UnknownCode));
+        };
+        if position.top {
+            cycles::since(Part::TopFind, finding);
+        }
+        (FrameKind::Blob, self.in_blob(position, &blob))
     }
 
     /// Records the frame just walked at `position` for the next walk.
@@ -637,11 +661,16 @@ impl<M: Memory> Walker<'_, M> {
         // is described exactly; an interrupted instruction that ends a run
         // of code (a PcDesc marks the end of the instructions it describes)
         // is charged to that run, the instructions just executed.
+        let decoding = cycles::now();
         let mut count = if blob.kind == BlobKind::Nmethod {
             code::scopes_at(self.memory, self.layout, blob, position.pc, &mut scopes)
         } else {
             0
         };
+        let naming = cycles::now();
+        if position.top {
+            cycles::add(Part::TopScopes, naming.wrapping_sub(decoding));
+        }
         if count == 0 {
             let bci = if blob.kind == BlobKind::NativeNmethod { NATIVE_BCI } else { UNKNOWN_BCI };
             scopes[0] = Scope { method, bci };
@@ -662,6 +691,9 @@ impl<M: Memory> Walker<'_, M> {
                 entry.method_ids[index] = method_id;
                 entry.bcis[index] = scope.bci;
             }
+        }
+        if position.top {
+            cycles::since(Part::TopMethodIds, naming);
         }
         if let Some(cache) = self.cache {
             if count <= cache::SCOPES && blob.frame_size > 0 && entry.compile_id != 0 {

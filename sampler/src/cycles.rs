@@ -1,0 +1,171 @@
+//! Where the signal handler's time goes: processor cycles (`rdtsc`) spent
+//! in each part of the handler and of the walk, summed over the run, for
+//! the breakdowns in BENCHMARKS.md ("Where the handler's time goes").
+//!
+//! Only a build with the `cycles` feature counts (`cargo build --release -p
+//! pcct-agent --features pcct-sampler/cycles`); the agent then prints the
+//! sums as one JSON line on stderr at VM death, `pcct cycles {...}`, which
+//! `benches/jvm/handler_ab.py --cycles` reads. Without the feature (the
+//! default, and every build that ships) each function here is empty and
+//! inlined, and the compiler removes the calls and the `rdtsc`s with them.
+//!
+//! Async-signal-safe: a counter is a static atomic, added to with one
+//! relaxed `fetch_add`; `rdtsc` is one instruction.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Declares the named parts once: the enum, and the names the report uses.
+macro_rules! parts {
+    ($($(#[$doc:meta])* $part:ident = $name:literal,)*) => {
+        /// A counted part of the handler or of a walk.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Part {
+            $($(#[$doc])* $part,)*
+        }
+
+        /// Each part's name in the report, in the enum's order.
+        const NAMES: &[&str] = &[$($name,)*];
+    };
+}
+
+parts! {
+    /// Handler calls that reached the end (walked or not).
+    Handlers = "handlers",
+    /// Cycles from the handler's start to its closing clock read's end.
+    Handler = "handler_cycles",
+    /// Cycles of the opening read of the thread's CPU clock.
+    FirstClock = "first_clock_cycles",
+    /// Cycles of `gettid`.
+    Gettid = "gettid_cycles",
+    /// Cycles of the closing read of the thread's CPU clock.
+    ClosingClock = "closing_clock_cycles",
+    /// Walks by pcct's walker.
+    Walks = "walks",
+    /// Their cycles.
+    Walk = "walk_cycles",
+    /// Cycles of prefetching what the previous walk read.
+    Prefetch = "prefetch_cycles",
+    /// Cycles of looking for, and verifying, the previous walk's frames.
+    Reuse = "reuse_cycles",
+    /// Walks that ended by taking the previous walk's frames.
+    Reused = "reused_walks",
+    /// A top compiled frame decoded (not from the frame cache): cycles of
+    /// finding its blob in the segment map.
+    TopFind = "top_find_cycles",
+    /// Of its PcDesc search and scope decoding.
+    TopScopes = "top_scopes_cycles",
+    /// Of its scopes' jmethodIDs.
+    TopMethodIds = "top_method_id_cycles",
+}
+
+/// How a frame was walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    Interpreted,
+    Native,
+    /// A compiled frame from the frame cache.
+    CachedFrame,
+    /// Found in the code heap's segment map (nmethods and stubs).
+    Blob,
+    /// In the code heap, but in no blob.
+    Unknown,
+}
+
+/// Each kind's name in the report, in the enum's order.
+const KINDS: [&str; 5] = ["interpreted", "native", "cached_frame", "blob", "unknown"];
+
+static COUNTS: [AtomicU64; NAMES.len()] = [const { AtomicU64::new(0) }; NAMES.len()];
+/// [top, below][kind] -> [frames, cycles].
+static FRAMES: [[[AtomicU64; 2]; KINDS.len()]; 2] =
+    [const { [const { [AtomicU64::new(0), AtomicU64::new(0)] }; KINDS.len()] }; 2];
+
+/// The time-stamp counter (0 without the feature).
+#[inline(always)]
+pub fn now() -> u64 {
+    #[cfg(feature = "cycles")]
+    {
+        // SAFETY: RDTSC only reads the time-stamp counter into registers;
+        // every x86-64 processor has it.
+        unsafe { std::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(feature = "cycles"))]
+    0
+}
+
+/// Adds the cycles since `started` (a [`now`]) to `part`.
+#[inline(always)]
+pub fn since(part: Part, started: u64) {
+    if cfg!(feature = "cycles") {
+        add(part, now().wrapping_sub(started));
+    }
+}
+
+/// Adds `value` to `part`.
+#[inline(always)]
+pub fn add(part: Part, value: u64) {
+    if cfg!(feature = "cycles") {
+        if let Some(counter) = COUNTS.get(part as usize) {
+            counter.fetch_add(value, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Counts a frame of `kind`, walked in the cycles since `started`.
+#[inline(always)]
+pub fn frame(top: bool, kind: FrameKind, started: u64) {
+    if cfg!(feature = "cycles") {
+        if let Some([frames, cycles]) = FRAMES[usize::from(!top)].get(kind as usize) {
+            frames.fetch_add(1, Ordering::Relaxed);
+            cycles.fetch_add(now().wrapping_sub(started), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The sums as one JSON object (`None` without the feature): each part's
+/// count or cycles, and for top frames and frames below, per kind,
+/// `[frames, cycles]`.
+pub fn report() -> Option<String> {
+    if !cfg!(feature = "cycles") {
+        return None;
+    }
+    let mut fields: Vec<String> = NAMES
+        .iter()
+        .zip(&COUNTS)
+        .map(|(name, count)| format!("\"{name}\":{}", count.load(Ordering::Relaxed)))
+        .collect();
+    for (place, kinds) in ["top", "below"].iter().zip(&FRAMES) {
+        let pairs: Vec<String> = KINDS
+            .iter()
+            .zip(kinds)
+            .map(|(kind, [frames, cycles])| {
+                format!("\"{kind}\":[{},{}]", frames.load(Ordering::Relaxed), cycles.load(Ordering::Relaxed))
+            })
+            .collect();
+        fields.push(format!("\"{place}\":{{{}}}", pairs.join(",")));
+    }
+    Some(format!("{{{}}}", fields.join(",")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_names_every_part_when_counting_and_is_absent_otherwise() {
+        add(Part::Handlers, 1);
+        frame(true, FrameKind::Blob, now());
+        let Some(line) = report() else {
+            // Only a build without the feature reports nothing.
+            #[cfg(feature = "cycles")]
+            panic!("no report from a counting build");
+            #[cfg(not(feature = "cycles"))]
+            return;
+        };
+        assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
+        for name in NAMES {
+            assert!(line.contains(&format!("\"{name}\":")), "{name} in {line}");
+        }
+        assert!(!line.contains("\"handlers\":0,"), "{line}");
+        assert!(line.contains("\"top\":{\"interpreted\":[") && line.contains("\"below\":{"), "{line}");
+    }
+}
