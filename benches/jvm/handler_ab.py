@@ -26,7 +26,8 @@ With --cycles, each variant must be an agent built with the `cycles` feature
 (`cargo build --release -p pcct-agent --features pcct-sampler/cycles`), and
 each run also prints where the handler's cycles went (sampler/src/cycles.rs):
 per handler call, its two CPU-clock reads and gettid; per walk, the walk and
-its search for the previous walk's frames; how the top frame was found (frame
+its search for the previous walk's frames (with the share of walks that took
+them, the verifications tried a walk and the share of those refused); how the top frame was found (frame
 cache or segment map: % of walks) and, for a top frame decoded, its cycles
 (finding the blob, PcDesc and scopes, jmethodIDs); compiled frames from the
 frame cache and interpreted frames below the top, per walk, and each one's
@@ -66,6 +67,9 @@ def cycle_figures(stderr):
         "cyc clock2": sums["closing_clock_cycles"] / handlers,
         "cyc walk": sums["walk_cycles"] / walks,
         "cyc reuse": sums["reuse_cycles"] / walks,
+        "reused %": 100 * sums["reused_walks"] / walks,
+        "reuse tries": sums["reuse_tries"] / walks,
+        "refused %": 100 * sums["reuse_refused"] / max(sums["reuse_tries"], 1),
         "top frame %": 100 * top["cached_frame"][0] / walks,
         "top segmap %": 100 * top["blob"][0] / walks,
         "cyc top decode": sum(cycles for _, cycles in decoding) / decoded,

@@ -49,6 +49,11 @@ parts! {
     Reuse = "reuse_cycles",
     /// Walks that ended by taking the previous walk's frames.
     Reused = "reused_walks",
+    /// Verifications of the previous walk's frames from a matching frame
+    /// down (at most two a walk).
+    ReuseTries = "reuse_tries",
+    /// Those that found a frame below changed.
+    ReuseRefused = "reuse_refused",
     /// A top compiled frame decoded (not from the frame cache): cycles of
     /// finding its blob in the segment map.
     TopFind = "top_find_cycles",

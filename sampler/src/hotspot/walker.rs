@@ -414,7 +414,9 @@ impl<M: Memory> Walker<'_, M> {
             return None;
         }
         self.reuse_attempts += 1;
+        cycles::add(Part::ReuseTries, 1);
         if !self.verify(previous.marks, index) {
+            cycles::add(Part::ReuseRefused, 1);
             return None;
         }
         Some(self.adopt(previous, index))
