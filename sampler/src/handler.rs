@@ -16,8 +16,9 @@
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table, the counters and the frame cache all threads share
 //!    (`hotspot::cache`) are `static` atomics initialised at compile
-//!    time (so are the cycle counters of a `cycles` build, [`crate::cycles`],
-//!    added to with relaxed atomics around `rdtsc`); the thread's slot comes from the signal's `si_value` (the
+//!    time (so are the cycle counters of a `cycles` build,
+//!    [`crate::cycles`], added to with relaxed atomics around `rdtsc`);
+//!    the thread's slot comes from the signal's `si_value` (the
 //!    sampler's signal) or from the static table of timer descriptors
 //!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`),
 //!    checked against the slot's generation (with its state, in one
