@@ -7,7 +7,8 @@ import sun.misc.Signal;
  * sun.misc.Signal, which replaces whatever handler was there (pcct's).
  *
  * Usage: java SignalGrab <seconds> <grab seconds>. Prints "grabbed" after
- * taking the signal, "prof=<n>" (SIGPROFs its handler saw) and "done".
+ * taking the signal, "settled=<n>" (SIGPROFs its handler saw by half-way
+ * from the grab to the end), "prof=<n>" (all it saw) and "done".
  */
 public class SignalGrab {
     static volatile long sink;
@@ -33,6 +34,8 @@ public class SignalGrab {
         Signal.handle(new Signal("PROF"), signal -> received++);
         System.out.println("grabbed");
         System.out.flush();
+        Thread.sleep((long) ((seconds - grabAfter) * 500));
+        System.out.println("settled=" + received);
         busy.join();
         System.out.println("prof=" + received);
         System.out.println("done");
