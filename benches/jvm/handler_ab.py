@@ -27,11 +27,11 @@ With --cycles, each variant must be an agent built with the `cycles` feature
 each run also prints where the handler's cycles went (sampler/src/cycles.rs):
 per handler call, its two CPU-clock reads and gettid; per walk, the walk and
 its search for the previous walk's frames (with the share of walks that took
-them, the verifications tried a walk and the share of those refused); how the top frame was found (frame
-cache or segment map: % of walks) and, for a top frame decoded, its cycles
-(finding the blob, PcDesc and scopes, jmethodIDs); compiled frames from the
-frame cache and interpreted frames below the top, per walk, and each one's
-cycles.
+them, the verifications tried a walk and the share of those refused); how the
+top frame was found (frame cache or segment map: % of walks) and, for a top
+frame decoded, its cycles (finding the blob, PcDesc and scopes, jmethodIDs);
+compiled frames from the frame cache and interpreted frames below the top, per
+walk, and each one's cycles.
 """
 
 import argparse
@@ -57,9 +57,8 @@ def cycle_figures(stderr):
     sums = json.loads(found[-1][len(CYCLES_PREFIX):])
     top, below = sums["top"], sums["below"]
     handlers, walks = max(sums["handlers"], 1), max(sums["walks"], 1)
-    # A top frame decoded: found in the code heap, not in the frame cache.
-    decoding = [pair for kind, pair in top.items() if kind not in ("interpreted", "native", "cached_frame", "unknown")]
-    decoded = max(sum(frames for frames, _ in decoding), 1)
+    # A top frame decoded: found in the segment map, not in the frame cache.
+    decoded = max(top["blob"][0], 1)
     return {
         "cyc handler": sums["handler_cycles"] / handlers,
         "cyc clock1": sums["first_clock_cycles"] / handlers,
@@ -72,7 +71,7 @@ def cycle_figures(stderr):
         "refused %": 100 * sums["reuse_refused"] / max(sums["reuse_tries"], 1),
         "top frame %": 100 * top["cached_frame"][0] / walks,
         "top segmap %": 100 * top["blob"][0] / walks,
-        "cyc top decode": sum(cycles for _, cycles in decoding) / decoded,
+        "cyc top decode": top["blob"][1] / decoded,
         "cyc find": sums["top_find_cycles"] / decoded,
         "cyc scopes": sums["top_scopes_cycles"] / decoded,
         "cyc ids": sums["top_method_id_cycles"] / decoded,

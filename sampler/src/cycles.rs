@@ -1,6 +1,8 @@
 //! Where the signal handler's time goes: processor cycles (`rdtsc`) spent
 //! in each part of the handler and of the walk, summed over the run, for
-//! the breakdowns in BENCHMARKS.md ("Where the handler's time goes").
+//! the breakdowns in BENCHMARKS.md ("The handler with the thread's own
+//! timer, against the agent of the day" and "Two caches for the handler's
+//! misses").
 //!
 //! Only a build with the `cycles` feature counts (`cargo build --release -p
 //! pcct-agent --features pcct-sampler/cycles`); the agent then prints the
@@ -14,21 +16,24 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Declares the named parts once: the enum, and the names the report uses.
-macro_rules! parts {
-    ($($(#[$doc:meta])* $part:ident = $name:literal,)*) => {
-        /// A counted part of the handler or of a walk.
+/// Declares an enum once: its variants, and the names the report gives
+/// them (in a constant, in the enum's order).
+macro_rules! named {
+    ($(#[$what:meta])* $enum:ident, $names:ident: $($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        $(#[$what])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Part {
-            $($(#[$doc])* $part,)*
+        pub enum $enum {
+            $($(#[$doc])* $variant,)*
         }
 
-        /// Each part's name in the report, in the enum's order.
-        const NAMES: &[&str] = &[$($name,)*];
+        /// Each variant's name in the report, in the enum's order.
+        const $names: &[&str] = &[$($name,)*];
     };
 }
 
-parts! {
+named! {
+    /// A counted part of the handler or of a walk.
+    Part, NAMES:
     /// Handler calls that reached the end (walked or not).
     Handlers = "handlers",
     /// Cycles from the handler's start to its closing clock read's end.
@@ -63,21 +68,18 @@ parts! {
     TopMethodIds = "top_method_id_cycles",
 }
 
-/// How a frame was walked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameKind {
-    Interpreted,
-    Native,
+named! {
+    /// How a frame was walked.
+    FrameKind, KINDS:
+    Interpreted = "interpreted",
+    Native = "native",
     /// A compiled frame from the frame cache.
-    CachedFrame,
+    CachedFrame = "cached_frame",
     /// Found in the code heap's segment map (nmethods and stubs).
-    Blob,
+    Blob = "blob",
     /// In the code heap, but in no blob.
-    Unknown,
+    Unknown = "unknown",
 }
-
-/// Each kind's name in the report, in the enum's order.
-const KINDS: [&str; 5] = ["interpreted", "native", "cached_frame", "blob", "unknown"];
 
 static COUNTS: [AtomicU64; NAMES.len()] = [const { AtomicU64::new(0) }; NAMES.len()];
 /// [top, below][kind] -> [frames, cycles].
