@@ -7,9 +7,12 @@ Each variant is an agent library, optionally with extra agent options after a
 `|`; every round runs each variant once, in the order given, so slow drifts of
 a noisy machine fall on all of them. Per run it prints what the agent measured
 of itself (its profile's `sampler` section): the handler's CPU per call and per
-walked sample, the sampler thread's CPU, the drain's mean time per tick, the
-event callbacks' CPU, walks, and frames walked and reused; then the medians per
-variant. The workload is set up as benches/jvm/harness.py sets it up (javac
+walked sample (over the calls it timed), the share of handler calls not timed
+because the thread was switched out during them ("switched %": a timer's
+handler timed by the processor's counter, sampler/src/tsc.rs), the CPU the
+samples accounted for against the CPU the threads used while observed, the
+sampler thread's CPU, the drain's mean time per tick, the event callbacks' CPU,
+walks, and frames walked and reused; then the medians per variant. The workload is set up as benches/jvm/harness.py sets it up (javac
 compiling java/util, or H2 running its script), at `interval=1ms` unless the
 options say otherwise.
 
@@ -99,9 +102,18 @@ def measure(variant, setup, out_dir, cycles=False):
     walks = [sampler.get(name) for name in ("walks_vm", "walks_agct", "walks_partial")]
     # Agents from before pcct's walker count no walks: every sample recorded or failed was walked.
     walked = sum(walks) if None not in walks else sampler["samples_recorded"] + sampler["samples_failed"]
+    # Calls timed by the processor's counter during which the thread was
+    # switched out are counted, not timed (sampler/src/tsc.rs): the means are
+    # over the timed calls.
+    switched = sampler.get("handler_switched", 0)
+    timed_share = handler["count"] / max(handler["count"] + switched, 1)
+    observed = sampler.get("cpu_ns_observed", 0)
     return {
         "handler µs/call": handler["sum_ns"] / max(handler["count"], 1) / 1e3,
-        "handler µs/walked": handler["sum_ns"] / max(walked, 1) / 1e3,
+        "handler µs/walked": handler["sum_ns"] / max(walked * timed_share, 1) / 1e3,
+        "switched %": 100 * (1 - timed_share),
+        "cpu accounted %": 100 * (sampler.get("cpu_ns_recorded", 0) + sampler.get("cpu_ns_filtered", 0))
+        / max(observed, 1),
         "sampler s": sampler.get("sampler_cpu_ns", 0) / 1e9,
         "drain µs/tick": drain["sum_ns"] / max(drain["count"], 1) / 1e3,
         "callbacks s": sampler.get("callback_time", {}).get("sum_ns", 0) / 1e9,

@@ -217,6 +217,14 @@ counters! {
     /// Signals of a thread's CPU timer that found its previous sample not
     /// yet drained (the sampler thread late): no sample.
     timer_signals_busy,
+    /// Samples of a thread's own timer whose handler read no clock: it
+    /// timed itself by the processor's counter (`tsc`), and the sample
+    /// weighs the timer's intervals (part of `timer_samples`).
+    timer_samples_counter_timed,
+    /// Handler calls during which the thread was switched out (a timer's
+    /// handler timed by the processor's counter, `tsc`): their wall time is
+    /// not their CPU time, so they are not in `handler_time`.
+    handler_switched,
     /// Samples recorded into the tree with a Java stack.
     samples_recorded,
     /// Walked samples whose frames came from pcct's own HotSpot walker

@@ -27,6 +27,19 @@
 //! [`descriptor_limit`] gets no timer (the thread falls back to the
 //! sampler's signals).
 //!
+//! # The timer's page: was the thread switched out?
+//!
+//! Each timer also maps the perf event's first page (`perf_event_mmap_page`,
+//! read-only, no ring buffer): the kernel updates it, under its sequence
+//! word `lock`, whenever the event is scheduled in or out, that is whenever
+//! the thread goes off or onto a CPU (measured: two updates per context
+//! switch). A handler that reads the same `lock` at its start and its end
+//! ran without being switched out, so its time by the processor's counter
+//! is its CPU time (`tsc`, `handler`). [`TIMER_PAGES`] maps a descriptor to
+//! its page as [`TIMER_VALUES`] maps it to its value; the handler reads the
+//! word with a fault-safe read ([`switches`]), so a page unmapped under it
+//! reads as "switched", never as a crash.
+//!
 //! # Ownership
 //!
 //! Only the sampler thread opens and closes timers (a [`ThreadTimer`] lives
@@ -50,6 +63,27 @@ pub(crate) const POLL_IN: i32 = 1;
 
 /// Descriptor -> the signal value of the registration it samples (0: none).
 static TIMER_VALUES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
+
+/// Descriptor -> the address of its timer's perf page (0: none).
+static TIMER_PAGES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
+
+/// Offset of `lock` in `perf_event_mmap_page` (after `version` and
+/// `compat_version`, two u32s; the layout is the kernel's ABI).
+const PAGE_LOCK: usize = 8;
+
+/// The perf page of the timer on descriptor `fd` (0: none). Async-signal-safe.
+#[inline]
+pub(crate) fn page_of(fd: i32) -> usize {
+    usize::try_from(fd).ok().and_then(|fd| TIMER_PAGES.get(fd)).map_or(0, |page| page.load(Ordering::Acquire))
+}
+
+/// The sequence word of perf page `page` (see the module doc), read so
+/// that a page unmapped meanwhile cannot crash: `None` then, or when no
+/// fault-safe read is installed (or `page` is 0). Async-signal-safe.
+#[inline]
+pub(crate) fn switches(page: usize) -> Option<u32> {
+    crate::hotspot::safe_read::read_u32(page.checked_add(PAGE_LOCK).filter(|_| page != 0)?)
+}
 
 /// The signal value of the timer on descriptor `fd` (0: no timer).
 /// Async-signal-safe: one atomic load.
@@ -108,6 +142,8 @@ pub enum TimerError {
 pub struct ThreadTimer {
     fd: i32,
     period: Duration,
+    /// The event's perf page, mapped read-only (0: the kernel refused).
+    page: usize,
     /// The timer also counts time the thread spends in the kernel (system
     /// calls, page faults); false where the kernel only allows user time
     /// (`perf_event_paranoid` 2 for an unprivileged process).
@@ -128,10 +164,11 @@ impl ThreadTimer {
             Err(errno) => return Err(TimerError::Os(errno)),
         };
         // From here on `timer` closes the descriptor on every early return.
-        let timer = ThreadTimer { fd, period, counts_kernel };
+        let mut timer = ThreadTimer { fd, period, page: 0, counts_kernel };
         if fd as usize >= descriptor_limit() {
             return Err(TimerError::DescriptorTooHigh);
         }
+        timer.page = map_page(fd);
         let owner = FOwnerEx { kind: F_OWNER_TID, pid: tid };
         // SAFETY: fcntl on a descriptor we own; F_SETOWN_EX reads one
         // f_owner_ex we own.
@@ -143,6 +180,7 @@ impl ThreadTimer {
         if !configured {
             return Err(TimerError::Os(last_errno()));
         }
+        TIMER_PAGES[fd as usize].store(timer.page, Ordering::Release);
         TIMER_VALUES[fd as usize].store(value, Ordering::Release);
         // SAFETY: an ioctl without argument on a perf event we own.
         if unsafe { perf::ioctls::ENABLE(fd, 0) } != 0 {
@@ -165,9 +203,36 @@ impl Drop for ThreadTimer {
         if let Some(value) = TIMER_VALUES.get(self.fd as usize) {
             value.store(0, Ordering::Release);
         }
+        if let Some(page) = TIMER_PAGES.get(self.fd as usize) {
+            page.store(0, Ordering::Release);
+        }
+        if self.page != 0 {
+            // SAFETY: unmaps the one page `map_page` mapped for this timer,
+            // once; a handler still reading it reads through a fault-safe
+            // read (`switches`).
+            unsafe { libc::munmap(self.page as *mut libc::c_void, page_size()) };
+        }
         // SAFETY: closes the descriptor this timer owns, once.
         unsafe { libc::close(self.fd) };
     }
+}
+
+/// Maps the first page of perf event `fd` read-only; 0 if the kernel
+/// refuses (the handler then times itself with the CPU clock).
+fn map_page(fd: i32) -> usize {
+    // SAFETY: maps one page of a perf event we own, read-only and shared,
+    // at an address the kernel chooses; nothing else is touched.
+    let page = unsafe { libc::mmap(std::ptr::null_mut(), page_size(), libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+    if page == libc::MAP_FAILED {
+        0
+    } else {
+        page as usize
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf only reads a system value.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
 }
 
 /// `perf_event_open` of a disabled `cpu-clock` event on `tid` overflowing

@@ -19,8 +19,10 @@
 //!    time (so are the cycle counters of a `cycles` build,
 //!    [`crate::cycles`], added to with relaxed atomics around `rdtsc`);
 //!    the thread's slot comes from the signal's `si_value` (the
-//!    sampler's signal) or from the static table of timer descriptors
-//!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`),
+//!    sampler's signal) or from the static tables of timer descriptors
+//!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`: the
+//!    value, and the timer's perf page), the counter's rate from a static
+//!    atomic (`tsc`),
 //!    checked against the slot's generation (with its state, in one
 //!    compare-and-swap) and the thread id (`gettid`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
@@ -33,12 +35,14 @@
 //!    turns a bad pointer into a failed read (the walk stops, counted),
 //!    never a crash; the walker bounds every loop and checks every address
 //!    it follows (the thread's stack, the code heaps, jmethodIDs that point
-//!    back to their method). It also issues prefetch hints for VM addresses
+//!    back to their method). So does the read of a timer's perf page (which
+//!    the sampler may unmap meanwhile). It also issues prefetch hints for VM addresses
 //!    (`PREFETCHT0`: no value is read, and no address, however bad, can
 //!    fault).
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
-//! async-signal-safe). The process id a signal must come from is read once,
+//! async-signal-safe; a timer's signal reads no clock once the processor's
+//! counter is calibrated, below). The process id a signal must come from is read once,
 //! when the handler is installed ([`remember_process_id`]), not by a
 //! `getpid` per signal (a system call costs about 1.4 µs on the virtual
 //! machines of BENCHMARKS.md).
@@ -60,9 +64,27 @@
 //! if it is idle (its previous sample drained): the sampler asks for
 //! nothing, it only drains.
 //! Such a thread has run and was on a CPU, so the two checks below are
-//! skipped, and the handler leaves the thread's CPU clock in the slot for
-//! the sample's weight. Otherwise the sampler signals the thread itself
+//! skipped; the handler counts the signal in the slot (taken or refused,
+//! each stands for an interval of the thread's CPU: the sample's weight,
+//! `Slot::timer_signals`). Otherwise the sampler signals the thread itself
 //! (`SI_QUEUE`, the slot in `si_value`), and the checks below apply.
+//!
+//! # Timing itself
+//!
+//! The handler measures its own time ([`HandlerClock`]): for the sampler's
+//! signal by the thread's CPU clock, read at its start (the checks below
+//! need the reading) and at its end. For a timer's signal, by the
+//! processor's counter (`rdtsc`, `tsc`) from its first instruction to its
+//! last, which is its CPU time if the thread stayed on its CPU: the timer's
+//! perf page's sequence word, read at both ends with a fault-safe read
+//! (`cpu_timer::switches`), moves when the thread is switched out, and such
+//! a call is counted ([`HANDLER_UNMEASURED`], `handler_switched`) rather
+//! than timed. Two system calls fewer a sample (1-3 µs each with the
+//! kernel cold after an interval of Java; BENCHMARKS.md, "The handler
+//! without system calls"). Before the sampler thread has calibrated the
+//! counter (its first 20 ms), or without an invariant counter or a perf
+//! page, a timer's handler reads the CPU clock as the sampler's does, and
+//! leaves its start reading in the slot for the weight.
 //!
 //! # Has the thread run?
 //!
@@ -117,7 +139,10 @@ use crate::cycles::{self, Part};
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, history::History, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
-use crate::slots::{HandlerResult, Slot, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS};
+use crate::slots::{
+    HandlerResult, Slot, HANDLER_UNMEASURED, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+};
+use crate::tsc;
 
 /// Signals that did not come from the sampler (no pcct `si_value`).
 pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
@@ -212,21 +237,21 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 /// Called by the kernel only, with a valid `siginfo_t` and `ucontext_t`.
 pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo_t, ucontext: *mut c_void) {
     let _errno = ErrnoGuard::save();
-    let entered_at = cycles::now();
-    // The handler's own CPU time (not wall time: a handler preempted on a
-    // busy machine has not cost more).
-    let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    cycles::since(Part::FirstClock, entered_at);
+    // First, so that a handler timed by the processor's counter counts all
+    // of its own work.
+    let entered_at = tsc::now();
     if info.is_null() || ucontext.is_null() {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
     }
     // SAFETY: the kernel passes a valid siginfo_t to SA_SIGINFO handlers.
     let info = unsafe { &*info };
-    let Some((value, timed)) = sampling_value(info) else {
+    let Some((value, timer)) = sampling_value(info) else {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
     };
+    let clock = HandlerClock::start(timer, entered_at);
+    let timed = timer.is_some();
     let Some((index, generation)) = decode(value) else {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
@@ -236,6 +261,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         return;
     }
     let slot = &SLOTS[index];
+    if timed && slot.generation() == generation {
+        // One interval of the thread's CPU, whether or not it is sampled.
+        slot.timer_signals.fetch_add(1, Ordering::Relaxed);
+    }
     let asking = cycles::now();
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
@@ -255,17 +284,18 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let checksum = registers::checksum(&registers);
     // A timer's signal comes after an interval of the thread's CPU: it ran,
     // and it was on a CPU when the signal came. Only the sampler's signal
-    // is checked.
-    let unwalked = if timed { None } else { unwalked_result(slot, checksum, start) };
+    // is checked (and its handler has read the CPU clock).
+    let unwalked = match (timed, clock.cpu_start()) {
+        (false, Some(start)) => unwalked_result(slot, checksum, start),
+        _ => None,
+    };
     let captured = match unwalked {
         Some(result) => Captured { result, walker: Walker::None, broken: 0, half: 0, reused: 0 },
         // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
         // `ucontext` is the kernel's.
         None => unsafe { capture(slot, ucontext, &registers, tid) },
     };
-    let closing = cycles::now();
-    let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    cycles::since(Part::ClosingClock, closing);
+    let (handler_ns, end) = clock.stop();
     cycles::since(Part::Handler, entered_at);
     cycles::add(Part::Handlers, 1);
     // A deferred sample is as if it had not been taken: the next handler
@@ -274,9 +304,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // time, which is the next sample's, filtered away with it).
     if captured.result != RESULT_DEFERRED {
         slot.last_checksum.store(checksum, Ordering::Relaxed);
-        slot.last_cpu_ns.store(end, Ordering::Relaxed);
+        // 0 (none) after a handler that did not read the clock: the next
+        // sampler's signal is then not filtered on the checksum alone.
+        slot.last_cpu_ns.store(end.unwrap_or(0), Ordering::Relaxed);
     }
-    let handler_ns = end.wrapping_sub(start);
     slot.publish(HandlerResult {
         result: captured.result,
         walker: captured.walker as u8,
@@ -285,8 +316,72 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         reused: captured.reused,
         checksum,
         handler_ns,
-        cpu_ns: if timed { start } else { 0 },
+        timed,
+        cpu_ns: if timed { clock.cpu_start().unwrap_or(0) } else { 0 },
     });
+}
+
+/// How a handler times itself.
+#[derive(Clone, Copy)]
+enum HandlerClock {
+    /// By the processor's counter from the handler's entry (a timer's
+    /// signal, once the counter is calibrated: `tsc`), with the timer's
+    /// perf page's sequence word then (`cpu_timer::switches`), which moves
+    /// if the thread is switched out.
+    Counter { entered_at: u64, page: usize, switches: u32 },
+    /// By the thread's CPU clock, read at the start (a system call): the
+    /// sampler's signal, whose has-it-run check needs the reading, or a
+    /// timer's where the counter cannot serve.
+    Cpu { start: u64 },
+}
+
+impl HandlerClock {
+    /// Starts timing a handler entered at `entered_at` (the counter) for a
+    /// signal of the timer on descriptor `timer`, or of the sampler (`None`).
+    #[inline]
+    fn start(timer: Option<i32>, entered_at: u64) -> HandlerClock {
+        if let Some(fd) = timer.filter(|_| tsc::calibrated()) {
+            let page = cpu_timer::page_of(fd);
+            if let Some(switches) = cpu_timer::switches(page) {
+                return HandlerClock::Counter { entered_at, page, switches };
+            }
+        }
+        let reading = cycles::now();
+        // The handler's own CPU time (not wall time: a handler preempted on
+        // a busy machine has not cost more).
+        let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+        cycles::since(Part::FirstClock, reading);
+        HandlerClock::Cpu { start }
+    }
+
+    /// The thread's CPU clock at the start, if it was read.
+    #[inline]
+    fn cpu_start(self) -> Option<u64> {
+        match self {
+            HandlerClock::Cpu { start } => Some(start),
+            HandlerClock::Counter { .. } => None,
+        }
+    }
+
+    /// The handler's time ([`HANDLER_UNMEASURED`] if the thread was
+    /// switched out meanwhile), and the thread's CPU clock now if the
+    /// handler reads it.
+    #[inline]
+    fn stop(self) -> (u64, Option<u64>) {
+        match self {
+            HandlerClock::Counter { entered_at, page, switches } => {
+                let cycles = tsc::now().wrapping_sub(entered_at);
+                let stayed = cpu_timer::switches(page) == Some(switches);
+                (tsc::to_ns(cycles).filter(|_| stayed).unwrap_or(HANDLER_UNMEASURED), None)
+            }
+            HandlerClock::Cpu { start } => {
+                let closing = cycles::now();
+                let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+                cycles::since(Part::ClosingClock, closing);
+                (end.wrapping_sub(start), Some(end))
+            }
+        }
+    }
 }
 
 /// For a sample the sampler's signal asked for: [`RESULT_FILTERED`] if the
@@ -322,20 +417,22 @@ fn unwalked_result(slot: &Slot, checksum: u64, start: u64) -> Option<i32> {
     None
 }
 
-/// The signal value of a sampling signal, and whether it came from the
-/// thread's CPU timer (`cpu_timer`) rather than from the sampler; `None`
-/// for any other signal. Async-signal-safe: reads `info` and atomics.
+/// The signal value of a sampling signal, and the descriptor of the
+/// thread's CPU timer (`cpu_timer`) that sent it (`None`: the sampler
+/// sent it); `None` for any other signal. Async-signal-safe: reads `info`
+/// and atomics.
 #[inline]
-fn sampling_value(info: &libc::siginfo_t) -> Option<(usize, bool)> {
+fn sampling_value(info: &libc::siginfo_t) -> Option<(usize, Option<i32>)> {
     match info.si_code {
         SI_QUEUE => {
             // SAFETY: si_code is SI_QUEUE, so the union holds si_pid/si_uid/si_value.
             let (sender, value) = unsafe { (info.si_pid(), info.si_value().sival_ptr as usize) };
-            (sender == PROCESS_ID.load(Ordering::Relaxed)).then_some((value, false))
+            (sender == PROCESS_ID.load(Ordering::Relaxed)).then_some((value, None))
         }
         cpu_timer::POLL_IN => {
-            let value = cpu_timer::value_of(descriptor_of(info));
-            (value != 0).then_some((value, true))
+            let fd = descriptor_of(info);
+            let value = cpu_timer::value_of(fd);
+            (value != 0).then_some((value, Some(fd)))
         }
         _ => None,
     }

@@ -9,6 +9,7 @@
 //! - [`handler`]: the signal handler — async-signal-safe, its rules are its
 //!   module documentation (public only for [`handler::encode`]).
 //! - [`registers`]: the register checksum (HPROF's ThreadHasRun).
+//! - [`tsc`]: the processor's counter, the clock of a timer's handler.
 //! - [`cycles`]: where the handler's time goes, counted only in a build
 //!   with the `cycles` feature (for benchmarks).
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
@@ -50,6 +51,7 @@ pub mod signal;
 pub mod slots;
 pub mod thread_names;
 pub mod timer;
+pub mod tsc;
 
 pub use config::{Mode, SamplerConfig, TimerSource};
 pub use error::{Result, SamplerError};

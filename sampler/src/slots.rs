@@ -47,7 +47,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// A slot's state and generation as one word: generation in the high 32
 /// bits, state in the low 32.
@@ -131,13 +131,22 @@ pub(crate) struct HandlerResult {
     pub reused: u16,
     /// The register checksum.
     pub checksum: u64,
-    /// Time the handler took.
+    /// Time the handler took ([`HANDLER_UNMEASURED`]: the thread was
+    /// switched out during it, see `handler`).
     pub handler_ns: u64,
-    /// The thread's CPU clock when the handler started, for a sample its
-    /// own CPU timer asked for (`cpu_timer`); 0 for a sample the sampler's
-    /// signal asked for (the sampler read the clock at its request).
+    /// The sample was asked for by the thread's own CPU timer (`cpu_timer`),
+    /// not by the sampler's signal.
+    pub timed: bool,
+    /// For a timed sample, the thread's CPU clock when the handler started,
+    /// if the handler read it (it does only where it cannot time itself by
+    /// the processor's counter); else 0: the sample weighs the timer's
+    /// intervals ([`Slot::timer_signals`]).
     pub cpu_ns: u64,
 }
+
+/// [`HandlerResult::handler_ns`] of a handler during which the thread was
+/// switched out: its wall time is not its CPU time, so it is not timed.
+pub const HANDLER_UNMEASURED: u64 = u64::MAX;
 
 /// A sample copied out of a slot by [`Slot::drain`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +189,11 @@ pub struct Slot {
     /// sample may be deferred (0: it may not); written and published as
     /// `requested_cpu_ns` is.
     pub(crate) requested_wall_ns: AtomicU64,
+    /// Signals the thread's CPU timers sent for this slot, taken or refused
+    /// (slot busy), since the slot was made: each stands for one interval
+    /// of the thread's CPU. Added to by the handler (one relaxed add, on
+    /// the thread itself), read by the sampler after a drain.
+    pub(crate) timer_signals: AtomicU64,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
     walker: AtomicU8,
@@ -188,6 +202,7 @@ pub struct Slot {
     reused: AtomicU32,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
+    timed: AtomicBool,
     handler_cpu_ns: AtomicU64,
 }
 
@@ -205,6 +220,7 @@ impl Slot {
             last_cpu_ns: AtomicU64::new(0),
             requested_cpu_ns: AtomicU64::new(0),
             requested_wall_ns: AtomicU64::new(0),
+            timer_signals: AtomicU64::new(0),
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
@@ -212,6 +228,7 @@ impl Slot {
             reused: AtomicU32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
+            timed: AtomicBool::new(false),
             handler_cpu_ns: AtomicU64::new(0),
         }
     }
@@ -364,6 +381,7 @@ impl Slot {
         self.reused.store(handler.reused as u32, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
+        self.timed.store(handler.timed, Ordering::Relaxed);
         self.handler_cpu_ns.store(handler.cpu_ns, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
     }
@@ -384,6 +402,7 @@ impl Slot {
             reused: self.reused.load(Ordering::Relaxed) as u16,
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
+            timed: self.timed.load(Ordering::Relaxed),
             cpu_ns: self.handler_cpu_ns.load(Ordering::Relaxed),
         };
         if handler.result > 0 {
@@ -684,6 +703,7 @@ mod tests {
             reused: 0,
             checksum: 0xC0FFEE,
             handler_ns: 1234,
+            timed: false,
             cpu_ns: 0,
         }
     }
@@ -728,11 +748,12 @@ mod tests {
         assert!(slot.claim(generation, TID));
         assert_eq!(slot.state(), SlotState::InHandler);
         write_frames(&slot, 2);
-        assert!(slot.publish(HandlerResult { cpu_ns: 5_000_000, ..result(2) }));
+        assert!(slot.publish(HandlerResult { timed: true, cpu_ns: 5_000_000, ..result(2) }));
         // Not drained yet: the next timer signal finds the slot busy.
         assert!(!slot.claim(generation, TID));
         let mut frames = Vec::new();
-        assert_eq!(slot.drain(&mut frames).map(|d| d.handler.cpu_ns), Some(5_000_000));
+        let drained = slot.drain(&mut frames).map(|d| (d.handler.timed, d.handler.cpu_ns));
+        assert_eq!(drained, Some((true, 5_000_000)));
         assert!(slot.claim(generation, TID));
         // A requested slot is the sampler's signal's, not the timer's.
         let (slot, generation) = occupied();

@@ -44,7 +44,8 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_method_table_resets_total", "Times the method table outgrew its limit and started over.", MetricType::COUNTER, &[]),
     ("pcct_classes_given_method_ids_total", "Classes whose methods pcct had HotSpot give jmethodIDs (HotSpot keeps a block of ids per class loader until the JVM exits).", MetricType::COUNTER, &[]),
     ("pcct_methods_named", "Java methods with names in the method table.", MetricType::GAUGE, &[]),
-    ("pcct_handler_duration_seconds", "Time spent in the signal handler per sample.", MetricType::HISTOGRAM, &[]),
+    ("pcct_handler_duration_seconds", "CPU time spent in the signal handler per sample (the thread's CPU clock, or for a thread's own timer the processor's counter while the thread stayed on its CPU).", MetricType::HISTOGRAM, &[]),
+    ("pcct_handler_switched_total", "Signal handler calls not in pcct_handler_duration_seconds: the thread was switched out during the handler, so its wall time was not its CPU time.", MetricType::COUNTER, &[]),
     ("pcct_callback_duration_seconds", "Time an event callback (a recorded allocation sample or contended enter) took on its Java thread (monotonic clock: about its CPU time, never less).", MetricType::HISTOGRAM, &[]),
     ("pcct_drain_duration_seconds", "Time one drain took (copy, name resolution, tree update).", MetricType::HISTOGRAM, &[]),
     ("pcct_tick_duration_seconds", "Time one sampler tick took (drain and signals).", MetricType::HISTOGRAM, &[]),
@@ -245,6 +246,7 @@ impl SamplerCollector {
         }
         put("pcct_lock_wait_seconds_total", counter(counters.lock_wait_ns_recorded as f64 / 1e9, Vec::new()));
         put("pcct_handler_duration_seconds", histogram(&counters.handler_time));
+        put("pcct_handler_switched_total", c(counters.handler_switched));
         put("pcct_callback_duration_seconds", histogram(&counters.callback_time));
         put("pcct_drain_duration_seconds", histogram(&counters.drain_time));
         put("pcct_tick_duration_seconds", histogram(&counters.tick_time));

@@ -27,10 +27,12 @@ fn run(jdk: &pcct_tests::jdk::Jdk, name: &str, options: &str) -> serde_json::Val
     profile_json(&profile_path)
 }
 
-const COUNTERS: [&str; 7] = [
+const COUNTERS: [&str; 9] = [
     "timers_opened",
     "timers_refused",
     "timer_samples",
+    "timer_samples_counter_timed",
+    "handler_switched",
     "timer_signals_busy",
     "signals_sent",
     "samples_recorded",
@@ -63,7 +65,28 @@ per_jdk! {
         assert!(timed >= 500 && timed * 10 >= recorded * 9, "{described}");
         let busy = sampler_counter(&json, "timer_signals_busy");
         assert!(busy * 4 <= timed, "a quarter of the timer's signals found the slot busy: {described}");
+        // With an invariant time-stamp counter the timer's handlers read no
+        // clock once the sampler calibrated it (its first 20 ms, at most 20
+        // of the busy thread's samples and a few of the others').
+        let counter_timed = sampler_counter(&json, "timer_samples_counter_timed");
+        if invariant_tsc() {
+            assert!(counter_timed + 100 >= timed, "{described}");
+            // Switched out during a handler of tens of microseconds: rare,
+            // even on a loaded machine.
+            let switched = sampler_counter(&json, "handler_switched");
+            assert!(switched * 10 <= counter_timed, "{described}");
+        } else {
+            assert_eq!(counter_timed, 0, "{described}");
+        }
     }
+}
+
+/// Whether the processor's time-stamp counter is invariant (the kernel's
+/// `nonstop_tsc` flag is CPUID's bit).
+fn invariant_tsc() -> bool {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags = cpuinfo.lines().find(|line| line.starts_with("flags")).unwrap_or_default();
+    flags.split_whitespace().any(|word| word == "nonstop_tsc")
 }
 
 per_jdk! {
