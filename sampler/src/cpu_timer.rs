@@ -29,16 +29,23 @@
 //!
 //! # The timer's page: was the thread switched out?
 //!
-//! Each timer also maps the perf event's first page (`perf_event_mmap_page`,
-//! read-only, no ring buffer): the kernel updates it, under its sequence
-//! word `lock`, whenever the event is scheduled in or out, that is whenever
-//! the thread goes off or onto a CPU (measured: two updates per context
-//! switch). A handler that reads the same `lock` at its start and its end
-//! ran without being switched out, so its time by the processor's counter
-//! is its CPU time (`tsc`, `handler`). [`TIMER_PAGES`] maps a descriptor to
-//! its page as [`TIMER_VALUES`] maps it to its value; the handler reads the
-//! word with a fault-safe read ([`switches`]), so a page unmapped under it
-//! reads as "switched", never as a crash.
+//! A timer may also map the perf event's first page (`perf_event_mmap_page`,
+//! read-only, no ring buffer: [`ThreadTimer::map_page`]): the kernel
+//! updates it, under its sequence word `lock`, whenever the event is
+//! scheduled in or out, that is whenever the thread goes off or onto a CPU
+//! (measured: two updates per context switch). A handler that reads the
+//! same `lock` at its start and its end ran without being switched out, so
+//! its time by the processor's counter is its CPU time (`tsc`, `handler`).
+//! [`TIMER_PAGES`] maps a descriptor to its page as [`TIMER_VALUES`] maps it
+//! to its value; the handler reads the word with a fault-safe read
+//! ([`switches`]), so a page unmapped under it reads as "switched", never
+//! as a crash.
+//!
+//! The page is locked memory the kernel charges to the user (beyond
+//! `perf_event_mlock_kb` per CPU, to `RLIMIT_MEMLOCK`) and a mapping of its
+//! own, so the sampler maps one only for a thread whose timer has fired
+//! (a thread that runs), and at most [`MAX_PAGES`] in the process; a timer
+//! without one has its handler read the CPU clock.
 //!
 //! # Ownership
 //!
@@ -66,6 +73,13 @@ static TIMER_VALUES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) 
 
 /// Descriptor -> the address of its timer's perf page (0: none).
 static TIMER_PAGES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
+
+/// Most timer pages mapped at once (1 MiB of locked memory, a few hundred
+/// of the process's `vm.max_map_count` mappings).
+pub const MAX_PAGES: usize = 256;
+
+/// Timer pages mapped now.
+static PAGES_MAPPED: AtomicUsize = AtomicUsize::new(0);
 
 /// Offset of `lock` in `perf_event_mmap_page` (after `version` and
 /// `compat_version`, two u32s; the layout is the kernel's ABI).
@@ -142,8 +156,10 @@ pub enum TimerError {
 pub struct ThreadTimer {
     fd: i32,
     period: Duration,
-    /// The event's perf page, mapped read-only (0: the kernel refused).
+    /// The event's perf page, mapped read-only (0: none, [`ThreadTimer::map_page`]).
     page: usize,
+    /// A page was asked for (mapped or refused): not asked again.
+    page_asked: bool,
     /// The timer also counts time the thread spends in the kernel (system
     /// calls, page faults); false where the kernel only allows user time
     /// (`perf_event_paranoid` 2 for an unprivileged process).
@@ -164,11 +180,10 @@ impl ThreadTimer {
             Err(errno) => return Err(TimerError::Os(errno)),
         };
         // From here on `timer` closes the descriptor on every early return.
-        let mut timer = ThreadTimer { fd, period, page: 0, counts_kernel };
+        let timer = ThreadTimer { fd, period, page: 0, page_asked: false, counts_kernel };
         if fd as usize >= descriptor_limit() {
             return Err(TimerError::DescriptorTooHigh);
         }
-        timer.page = map_page(fd);
         let owner = FOwnerEx { kind: F_OWNER_TID, pid: tid };
         // SAFETY: fcntl on a descriptor we own; F_SETOWN_EX reads one
         // f_owner_ex we own.
@@ -180,7 +195,6 @@ impl ThreadTimer {
         if !configured {
             return Err(TimerError::Os(last_errno()));
         }
-        TIMER_PAGES[fd as usize].store(timer.page, Ordering::Release);
         TIMER_VALUES[fd as usize].store(value, Ordering::Release);
         // SAFETY: an ioctl without argument on a perf event we own.
         if unsafe { perf::ioctls::ENABLE(fd, 0) } != 0 {
@@ -192,6 +206,33 @@ impl ThreadTimer {
     /// The CPU time between two of its signals.
     pub fn period(&self) -> Duration {
         self.period
+    }
+
+    /// Maps the timer's perf page for its handler (see the module doc),
+    /// once: nothing if one was asked for before, if [`MAX_PAGES`] are
+    /// mapped, or if the kernel refuses (then the handler reads the CPU
+    /// clock). Returns whether the timer has a page. Sampler thread.
+    pub fn map_page(&mut self) -> bool {
+        if std::mem::replace(&mut self.page_asked, true) {
+            return self.page != 0;
+        }
+        if PAGES_MAPPED.fetch_add(1, Ordering::Relaxed) >= MAX_PAGES {
+            PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        // SAFETY: maps one page of a perf event we own, read-only and
+        // shared, at an address the kernel chooses; nothing else is touched.
+        let page =
+            unsafe { libc::mmap(std::ptr::null_mut(), page_size(), libc::PROT_READ, libc::MAP_SHARED, self.fd, 0) };
+        if page == libc::MAP_FAILED {
+            PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        self.page = page as usize;
+        if let Some(entry) = TIMER_PAGES.get(self.fd as usize) {
+            entry.store(self.page, Ordering::Release);
+        }
+        true
     }
 }
 
@@ -211,22 +252,10 @@ impl Drop for ThreadTimer {
             // once; a handler still reading it reads through a fault-safe
             // read (`switches`).
             unsafe { libc::munmap(self.page as *mut libc::c_void, page_size()) };
+            PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
         }
         // SAFETY: closes the descriptor this timer owns, once.
         unsafe { libc::close(self.fd) };
-    }
-}
-
-/// Maps the first page of perf event `fd` read-only; 0 if the kernel
-/// refuses (the handler then times itself with the CPU clock).
-fn map_page(fd: i32) -> usize {
-    // SAFETY: maps one page of a perf event we own, read-only and shared,
-    // at an address the kernel chooses; nothing else is touched.
-    let page = unsafe { libc::mmap(std::ptr::null_mut(), page_size(), libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
-    if page == libc::MAP_FAILED {
-        0
-    } else {
-        page as usize
     }
 }
 
@@ -385,6 +414,29 @@ mod tests {
         let received = RECEIVED.load(Ordering::Relaxed);
         assert!((35..=51).contains(&received), "{received} signals for 50 ms of the worker's CPU");
         assert_eq!(WRONG.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_timers_page_says_when_its_thread_was_switched_out() {
+        let (_serial, signal) = setup();
+        crate::hotspot::safe_read::install().expect("the fault-safe reads");
+        let Some(mut timer) = open_on(crate::slots::current_tid(), signal, 1) else { return };
+        assert_eq!(page_of(timer.fd), 0, "no page before one is asked for");
+        assert!(timer.map_page(), "the kernel refused the timer's page");
+        assert!(timer.map_page(), "asked once, kept");
+        let page = page_of(timer.fd);
+        assert_ne!(page, 0);
+        let before = switches(page).expect("the sequence word");
+        // Going to sleep switches the thread out (and back in).
+        std::thread::sleep(Duration::from_millis(2));
+        let after = switches(page).expect("the sequence word");
+        assert_ne!(before, after, "a sleep did not move the sequence word");
+        let fd = timer.fd;
+        drop(timer);
+        assert_eq!(page_of(fd), 0);
+        // Unmapped (or mapped again by another thread since): the read
+        // cannot crash, whatever it returns.
+        let _ = switches(page);
     }
 
     #[test]

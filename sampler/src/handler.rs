@@ -66,10 +66,10 @@
 //! Such a thread has run and was on a CPU, so the two checks below are
 //! skipped; the handler counts the signal in the slot (taken or refused,
 //! each stands for an interval of the thread's CPU: the sample's weight,
-//! `Slot::timer_signals`). Otherwise the sampler signals the thread itself
+//! `Slot::timer_signals`, below). Otherwise the sampler signals the thread itself
 //! (`SI_QUEUE`, the slot in `si_value`), and the checks below apply.
 //!
-//! # Timing itself
+//! # Timing itself, and a timer's sample's weight
 //!
 //! The handler measures its own time ([`HandlerClock`]): for the sampler's
 //! signal by the thread's CPU clock, read at its start (the checks below
@@ -78,13 +78,28 @@
 //! last, which is its CPU time if the thread stayed on its CPU: the timer's
 //! perf page's sequence word, read at both ends with a fault-safe read
 //! (`cpu_timer::switches`), moves when the thread is switched out, and such
-//! a call is counted ([`HANDLER_UNMEASURED`], `handler_switched`) rather
-//! than timed. Two system calls fewer a sample (1-3 µs each with the
-//! kernel cold after an interval of Java; BENCHMARKS.md, "The handler
+//! a call is timed by the CPU clock if it read it at its start (below),
+//! else counted ([`HANDLER_UNMEASURED`], `handler_switched`) rather than
+//! timed.
+//!
+//! A timer's sample weighs the intervals its signals stand for, counted in
+//! the slot; the handler reads the thread's CPU clock (one system call) only
+//! on every [`CPU_CLOCK_EVERY`]th signal and on a signal that comes over one
+//! and a half intervals of the counter after the previous one's handler
+//! ended with the thread on its CPU all along ([`needs_cpu_clock`]): it ran
+//! on and signals were lost (one still pending when the next interval ran
+//! out, in the kernel, merges with it; a timer late in a virtual machine
+//! skips intervals). The sampler then weighs the sample by that reading, so
+//! the intervals' sum stays on the thread's CPU clock, and intervals lost
+//! while the thread stayed on its CPU go to the sample right after them, as
+//! when every handler read the clock (those lost by a thread switched out
+//! meanwhile, to the next sixteenth).
+//! Most handlers thus make none of the two system calls (1-3 µs each with
+//! the kernel cold after an interval of Java; BENCHMARKS.md, "The handler
 //! without system calls"). Before the sampler thread has calibrated the
 //! counter (its first 20 ms), or without an invariant counter or a perf
-//! page, a timer's handler reads the CPU clock as the sampler's does, and
-//! leaves its start reading in the slot for the weight.
+//! page, a timer's handler reads the CPU clock at its start and end, as
+//! the sampler's does.
 //!
 //! # Has the thread run?
 //!
@@ -250,7 +265,6 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
         return;
     };
-    let clock = HandlerClock::start(timer, entered_at);
     let timed = timer.is_some();
     let Some((index, generation)) = decode(value) else {
         STRAY_SIGNALS.fetch_add(1, Ordering::Relaxed);
@@ -261,10 +275,12 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         return;
     }
     let slot = &SLOTS[index];
-    if timed && slot.generation() == generation {
-        // One interval of the thread's CPU, whether or not it is sampled.
-        slot.timer_signals.fetch_add(1, Ordering::Relaxed);
-    }
+    // One interval of the thread's CPU, whether or not it is sampled.
+    let counted =
+        (timed && slot.generation() == generation).then(|| slot.timer_signals.fetch_add(1, Ordering::Relaxed));
+    let clock = HandlerClock::start(timer, entered_at, |switches| {
+        counted.is_some_and(|number| needs_cpu_clock(slot, entered_at, number, switches))
+    });
     let asking = cycles::now();
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
@@ -276,6 +292,9 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // A timer runs on whether or not its previous sample was drained.
         let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
         refused.fetch_add(1, Ordering::Relaxed);
+        if counted.is_some() {
+            slot.timer_handler_ended(tsc::now(), clock.switches());
+        }
         return;
     }
 
@@ -295,7 +314,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // `ucontext` is the kernel's.
         None => unsafe { capture(slot, ucontext, &registers, tid) },
     };
-    let (handler_ns, end) = clock.stop();
+    let (handler_ns, end, switches) = clock.stop();
+    if counted.is_some() {
+        slot.timer_handler_ended(tsc::now(), switches);
+    }
     cycles::since(Part::Handler, entered_at);
     cycles::add(Part::Handlers, 1);
     // A deferred sample is as if it had not been taken: the next handler
@@ -318,69 +340,106 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         handler_ns,
         timed,
         cpu_ns: if timed { clock.cpu_start().unwrap_or(0) } else { 0 },
+        timer_signal: counted.unwrap_or(0),
     });
 }
 
-/// How a handler times itself.
+/// A timer's samples between two whose handler reads the thread's CPU
+/// clock (at most): the reading puts the sample's weight, the intervals
+/// signalled, back on the clock (see the module doc).
+pub const CPU_CLOCK_EVERY: u64 = 16;
+
+/// Whether the handler of a timer's signal, the `number`th counted for
+/// `slot`, entered at counter value `entered_at` with the timer's perf page's
+/// sequence word `switches`, reads the thread's CPU clock for the sample's
+/// weight: every [`CPU_CLOCK_EVERY`]th signal, and one that comes over
+/// [`tsc::gap_cycles`] after the previous one's handler ended while the
+/// thread stayed on its CPU (the sequence word unchanged): it ran on, and
+/// signals were lost. (A thread switched out meanwhile may just have waited
+/// for a CPU, as on a busy machine most do: its lost intervals, if any, are
+/// put back on the clock by the next sixteenth signal.)
+#[inline]
+fn needs_cpu_clock(slot: &Slot, entered_at: u64, number: u64, switches: u32) -> bool {
+    if number.is_multiple_of(CPU_CLOCK_EVERY) {
+        return true;
+    }
+    let (exit, switches_then) = slot.last_timer_handler();
+    exit != 0 && switches_then == switches && entered_at.wrapping_sub(exit) > tsc::gap_cycles()
+}
+
+/// How a handler times itself, and the thread's CPU clock if it read it.
 #[derive(Clone, Copy)]
-enum HandlerClock {
-    /// By the processor's counter from the handler's entry (a timer's
-    /// signal, once the counter is calibrated: `tsc`), with the timer's
-    /// perf page's sequence word then (`cpu_timer::switches`), which moves
-    /// if the thread is switched out.
-    Counter { entered_at: u64, page: usize, switches: u32 },
-    /// By the thread's CPU clock, read at the start (a system call): the
-    /// sampler's signal, whose has-it-run check needs the reading, or a
-    /// timer's where the counter cannot serve.
-    Cpu { start: u64 },
+struct HandlerClock {
+    /// The thread's CPU clock at the handler's start, if read (a system
+    /// call): always for the sampler's signal (its has-it-run check needs
+    /// it), for a timer's where [`needs_cpu_clock`] says so.
+    cpu_start: Option<u64>,
+    /// For a timer's signal once the counter is calibrated (`tsc`): the
+    /// counter at the handler's entry, the timer's perf page and its
+    /// sequence word then (`cpu_timer::switches`), which moves if the
+    /// thread is switched out. `None`: timed by the CPU clock.
+    counter: Option<(u64, usize, u32)>,
 }
 
 impl HandlerClock {
     /// Starts timing a handler entered at `entered_at` (the counter) for a
-    /// signal of the timer on descriptor `timer`, or of the sampler (`None`).
+    /// signal of the timer on descriptor `timer`, or of the sampler
+    /// (`None`); a timer's handler timed by the counter reads the CPU clock
+    /// too if `read_cpu` says so, given the perf page's sequence word.
     #[inline]
-    fn start(timer: Option<i32>, entered_at: u64) -> HandlerClock {
-        if let Some(fd) = timer.filter(|_| tsc::calibrated()) {
+    fn start(timer: Option<i32>, entered_at: u64, read_cpu: impl FnOnce(u32) -> bool) -> HandlerClock {
+        let counter = timer.filter(|_| tsc::calibrated()).and_then(|fd| {
             let page = cpu_timer::page_of(fd);
-            if let Some(switches) = cpu_timer::switches(page) {
-                return HandlerClock::Counter { entered_at, page, switches };
-            }
-        }
-        let reading = cycles::now();
-        // The handler's own CPU time (not wall time: a handler preempted on
-        // a busy machine has not cost more).
-        let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-        cycles::since(Part::FirstClock, reading);
-        HandlerClock::Cpu { start }
+            cpu_timer::switches(page).map(|switches| (entered_at, page, switches))
+        });
+        let cpu_start = counter.is_none_or(|(_, _, switches)| read_cpu(switches)).then(|| {
+            let reading = cycles::now();
+            // The handler's own CPU time (not wall time: a handler
+            // preempted on a busy machine has not cost more).
+            let start = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+            cycles::since(Part::FirstClock, reading);
+            start
+        });
+        HandlerClock { cpu_start, counter }
     }
 
     /// The thread's CPU clock at the start, if it was read.
     #[inline]
     fn cpu_start(self) -> Option<u64> {
-        match self {
-            HandlerClock::Cpu { start } => Some(start),
-            HandlerClock::Counter { .. } => None,
-        }
+        self.cpu_start
+    }
+
+    /// The perf page's sequence word at the start (timed by the counter).
+    #[inline]
+    fn switches(self) -> Option<u32> {
+        self.counter.map(|(_, _, switches)| switches)
     }
 
     /// The handler's time ([`HANDLER_UNMEASURED`] if the thread was
-    /// switched out meanwhile), and the thread's CPU clock now if the
-    /// handler reads it.
+    /// switched out meanwhile and the handler did not read the CPU clock
+    /// at its start), the thread's CPU clock now if the handler reads it
+    /// (timed by the CPU clock), and the perf page's sequence word now
+    /// (timed by the counter).
     #[inline]
-    fn stop(self) -> (u64, Option<u64>) {
-        match self {
-            HandlerClock::Counter { entered_at, page, switches } => {
-                let cycles = tsc::now().wrapping_sub(entered_at);
-                let stayed = cpu_timer::switches(page) == Some(switches);
-                (tsc::to_ns(cycles).filter(|_| stayed).unwrap_or(HANDLER_UNMEASURED), None)
+    fn stop(self) -> (u64, Option<u64>, Option<u32>) {
+        if let Some((entered_at, page, switches)) = self.counter {
+            let cycles = tsc::now().wrapping_sub(entered_at);
+            let now = cpu_timer::switches(page);
+            if now == Some(switches) {
+                return (tsc::to_ns(cycles).unwrap_or(HANDLER_UNMEASURED), None, now);
             }
-            HandlerClock::Cpu { start } => {
-                let closing = cycles::now();
-                let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-                cycles::since(Part::ClosingClock, closing);
-                (end.wrapping_sub(start), Some(end))
+            if self.cpu_start.is_none() {
+                return (HANDLER_UNMEASURED, None, now);
             }
+            // Switched out, most often at its own clock read (the kernel
+            // may switch a thread at a system call's exit): timed by the
+            // CPU clock, as a handler without the counter is.
         }
+        let closing = cycles::now();
+        let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+        cycles::since(Part::ClosingClock, closing);
+        let switches = self.counter.and_then(|(_, page, _)| cpu_timer::switches(page));
+        (end.wrapping_sub(self.cpu_start.unwrap_or(end)), Some(end), switches)
     }
 }
 
@@ -633,5 +692,30 @@ mod tests {
         assert_eq!(decode(value), Some((8191, 0xDEAD_BEEF)));
         assert_eq!(decode(0), None);
         assert_eq!(decode(12345), None);
+    }
+
+    #[test]
+    fn a_timers_handler_reads_the_cpu_clock_every_sixteenth_signal_and_after_a_gap_on_its_cpu() {
+        let slot = Slot::new();
+        let now = tsc::now();
+        slot.timer_handler_ended(now, Some(7));
+        // Right after the previous handler: only every sixteenth signal.
+        assert!(needs_cpu_clock(&slot, now, 0, 7) && needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY, 7));
+        assert!(!needs_cpu_clock(&slot, now, 1, 7) && !needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY - 1, 7));
+        let mut calibration = tsc::Calibration::begin();
+        std::thread::sleep(tsc::CALIBRATION + std::time::Duration::from_millis(5));
+        if calibration.tick().is_none() && !tsc::calibrated() {
+            eprintln!("no invariant time-stamp counter here: no gap to test");
+            return;
+        }
+        tsc::set_gap(std::time::Duration::from_millis(1));
+        let gap = tsc::gap_cycles();
+        assert!(gap < u64::MAX);
+        assert!(!needs_cpu_clock(&slot, now + gap, 1, 7), "one and a half intervals later");
+        assert!(needs_cpu_clock(&slot, now + gap + 1, 1, 7), "more, on its CPU all along");
+        assert!(!needs_cpu_clock(&slot, now + gap + 1, 1, 9), "more, but it was switched out");
+        // Nothing known of a previous handler: only every sixteenth.
+        slot.timer_handler_ended(now, None);
+        assert!(!needs_cpu_clock(&slot, now + gap + 1, 1, 7));
     }
 }

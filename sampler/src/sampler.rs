@@ -21,10 +21,9 @@
 //! thread's samples: it signals the thread after every interval of its CPU,
 //! and the handler takes the slot if it is idle (`Slot::claim`). The sample
 //! weighs the intervals the timer signalled since the previous sample
-//! (taken or refused; `Slot::timer_signals`), kept on the thread's CPU
-//! clock at the sampler's readings (`ThreadState::follow_cpu_clock`), or,
-//! where the handler read the CPU clock, the CPU since the previous
-//! sample's reading. The sampler then ticks strictly periodically without
+//! (taken or refused; `Slot::timer_signals`), or, where the handler read
+//! the thread's CPU clock (every 16th sample, and after a gap: see
+//! `handler`), the CPU since the previous sample. The sampler then ticks strictly periodically without
 //! spinning, reads a timed thread's CPU clock only every
 //! [`TIMED_READ_EVERY_TICKS`] ticks, and signals only the threads the
 //! kernel refused a timer.
@@ -253,6 +252,7 @@ impl<'r> Sampler<'r> {
             }
             self.tick += 1;
             self.calibration.tick();
+            crate::tsc::set_gap(interval);
             self.follow_mode();
             self.drain(interval / 2);
             if self.shared.control.is_running() && self.handler_installed() {
@@ -562,7 +562,7 @@ impl<'r> Sampler<'r> {
         };
         state.outstanding = false;
         if timed {
-            state.timer_sample(slot, drained.handler.cpu_ns);
+            state.timer_sample(&drained.handler);
         }
         let deferred = drained.handler.result == RESULT_DEFERRED;
         state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
@@ -799,9 +799,6 @@ impl<'r> Sampler<'r> {
                 thread.timer_signals_seen = slot.timer_signals.load(Ordering::Acquire);
             }
             thread.cpu_last_read = cpu_now;
-            if thread.timer.is_some() {
-                thread.follow_cpu_clock(slot, cpu_now);
-            }
             if thread.excluded {
                 continue;
             }
@@ -941,57 +938,37 @@ impl ThreadState {
         self.cpu_at_request = cpu_now;
     }
 
-    /// A sample of its own timer was drained from `slot`: the request's CPU
-    /// clock is the handler's reading `cpu_ns` if it read one, else the
-    /// previous one plus the intervals its timers signalled since (taken
-    /// or refused), which is where the thread's CPU clock was at the
-    /// latest signal.
-    fn timer_sample(&mut self, slot: &Slot, cpu_ns: u64) {
-        let signals = slot.timer_signals.load(Ordering::Acquire);
-        let intervals = signals.wrapping_sub(self.timer_signals_seen);
-        self.timer_signals_seen = signals;
-        if cpu_ns != 0 {
-            self.cpu_at_request = cpu_ns;
-            self.cpu_last_read = self.cpu_last_read.max(cpu_ns);
-        } else {
-            self.cpu_at_request = self.cpu_at_request.saturating_add(intervals.saturating_mul(self.timer_period_ns));
+    /// A sample of its own timer was drained, `handler` its result (its
+    /// timer gets its perf page now, `ThreadTimer::map_page`): the
+    /// request's CPU clock is the handler's reading if it read one (every
+    /// `handler::CPU_CLOCK_EVERY`th signal, and after a gap on its CPU),
+    /// else the previous one plus the intervals its timers signalled from
+    /// the previous sample's signal to this one's (taken or refused), which
+    /// is where the thread's CPU clock was at this one.
+    fn timer_sample(&mut self, handler: &HandlerResult) {
+        // Its timer has fired: the thread runs, and its handler may time
+        // itself by the processor's counter if the timer has a page.
+        if let Some(timer) = self.timer.as_mut() {
+            timer.map_page();
         }
-        self.wall_at_request = now_ns();
-    }
-
-    /// At a reading `cpu_now` of the CPU clock of a thread with a timer,
-    /// keeps the timed samples' clock (the intervals signalled) on the
-    /// thread's CPU clock, in whole intervals, at the thread's next
-    /// sample, as a clock read by its handler would have. The clock runs
-    /// ahead where an interval's signal merged with one still pending (over
-    /// an interval in the kernel) or the timer leaves kernel time out
-    /// (user-only); behind where the timer counts time the CPU clock does
-    /// not (the perf timer runs on wall time while the thread is on a CPU,
-    /// so interrupts and time the hypervisor took count: measured 0.8 % on
-    /// H2 in the virtual machines of BENCHMARKS.md).
-    fn follow_cpu_clock(&mut self, slot: &Slot, cpu_now: u64) {
-        let period = i128::from(self.timer_period_ns);
-        if period == 0 {
-            return;
-        }
-        let pending = slot.timer_signals.load(Ordering::Acquire).wrapping_sub(self.timer_signals_seen);
-        let signalled = i128::from(self.cpu_at_request) + i128::from(pending) * period;
-        // The clock is up to an interval past the latest signal (the
-        // interval running now); a quarter more either way is left for a
-        // signal whose handler has not yet counted it and for the timer's
-        // start just after the clock was read at its opening. What is left
-        // now is corrected at a later reading.
-        let ahead = i128::from(cpu_now) - signalled;
-        let quarter = period / 4;
-        let correction = if ahead > period + quarter {
-            (ahead - quarter) / period
-        } else if ahead < -quarter {
-            -((-ahead - quarter) / period + 1)
+        // The signals from the previous sample's to this one's (those
+        // refused after this one go to the next sample).
+        let counted = handler.timer_signal.saturating_add(1);
+        let intervals = counted.saturating_sub(self.timer_signals_seen);
+        self.timer_signals_seen = self.timer_signals_seen.max(counted);
+        self.cpu_at_request = if handler.cpu_ns != 0 {
+            // Never back: the intervals may have run a little ahead of the
+            // clock (the perf timer counts a thread's switches as its own),
+            // and the clock catches up by the next reading.
+            handler.cpu_ns.max(self.cpu_at_sample)
         } else {
-            0
+            self.cpu_at_request.saturating_add(intervals.saturating_mul(self.timer_period_ns))
         };
-        let corrected = i128::from(self.cpu_at_request) + correction * period;
-        self.cpu_at_request = u64::try_from(corrected.max(0)).unwrap_or(u64::MAX);
+        // As good as a reading (the clock at the latest signal): a thread
+        // that ends before the next reading has its CPU up to its last
+        // sample observed, as that sample recorded it.
+        self.cpu_last_read = self.cpu_last_read.max(self.cpu_at_request);
+        self.wall_at_request = now_ns();
     }
 
     /// A walk named frames: the thread runs Java (it is never excluded as
@@ -1081,46 +1058,43 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    #[test]
-    fn a_timed_sample_weighs_the_intervals_signalled_since_the_previous_or_its_handlers_clock() {
-        let slot = Slot::new();
-        let mut thread = ThreadState::new(1, 7, 2 * MS, 10_000);
-        slot.timer_signals.store(5, Ordering::Relaxed);
-        thread.timer_opened(Duration::from_millis(1), 5, 2 * MS);
-        // One signal sampled, two that found the slot busy.
-        slot.timer_signals.store(8, Ordering::Relaxed);
-        thread.timer_sample(&slot, 0);
-        assert_eq!(thread.take_time(false).0, 3 * MS);
-        // A handler that read the thread's CPU clock gives the weight's end.
-        slot.timer_signals.store(9, Ordering::Relaxed);
-        thread.timer_sample(&slot, 6_100_000);
-        assert_eq!(thread.take_time(false).0, 1_100_000);
-        slot.timer_signals.store(11, Ordering::Relaxed);
-        thread.timer_sample(&slot, 0);
-        assert_eq!(thread.take_time(false).0, 2 * MS);
+    fn timed(timer_signal: u64, cpu_ns: u64) -> HandlerResult {
+        HandlerResult {
+            result: 1,
+            walker: 1,
+            broken: 0,
+            half: 0,
+            reused: 0,
+            checksum: 0,
+            handler_ns: 1,
+            timed: true,
+            cpu_ns,
+            timer_signal,
+        }
     }
 
     #[test]
-    fn the_timed_samples_clock_follows_the_threads_cpu_clock_in_whole_intervals() {
-        let slot = Slot::new();
-        let mut thread = ThreadState::new(1, 7, 10 * MS, 10_000);
-        thread.timer_opened(Duration::from_millis(1), 0, 10 * MS);
-        // Within the interval running now: nothing to correct.
-        thread.follow_cpu_clock(&slot, 10 * MS + 900_000);
-        assert_eq!(thread.cpu_at_request, 10 * MS);
-        // Three intervals without a signal go to the next sample.
-        thread.follow_cpu_clock(&slot, 13 * MS + 500_000);
-        assert_eq!(thread.cpu_at_request, 13 * MS);
-        // Two signals not yet drained, but the clock says one interval: one
-        // is taken back.
-        slot.timer_signals.store(2, Ordering::Relaxed);
-        thread.follow_cpu_clock(&slot, 14 * MS + 500_000);
-        assert_eq!(thread.cpu_at_request, 12 * MS);
-        // A signal counted just before its interval's end is not taken back.
-        thread.follow_cpu_clock(&slot, 14 * MS - 100_000);
-        assert_eq!(thread.cpu_at_request, 12 * MS);
-        thread.timer_sample(&slot, 0);
-        assert_eq!(thread.take_time(false).0, 4 * MS, "the sample weighs the CPU the clock saw");
+    fn a_timed_sample_weighs_the_intervals_signalled_since_the_previous_or_its_handlers_clock() {
+        let mut thread = ThreadState::new(1, 7, 2 * MS, 10_000);
+        // Five signals before the timer opened (an earlier timer's).
+        thread.timer_opened(Duration::from_millis(1), 5, 2 * MS);
+        // Two signals that found the slot busy, then the sample's (the 8th).
+        thread.timer_sample(&timed(7, 0));
+        assert_eq!(thread.take_time(false).0, 3 * MS);
+        // A handler that read the thread's CPU clock gives the weight's end.
+        thread.timer_sample(&timed(8, 6_100_000));
+        assert_eq!(thread.take_time(false).0, 1_100_000);
+        thread.timer_sample(&timed(10, 0));
+        assert_eq!(thread.take_time(false).0, 2 * MS);
+        // A reading behind the intervals' sum does not take time back.
+        thread.timer_sample(&timed(11, 7_900_000));
+        assert_eq!(thread.take_time(false).0, 0);
+        thread.timer_sample(&timed(12, 0));
+        assert_eq!(thread.take_time(false).0, MS);
+        // A sample of the earlier timer, drained after the new one opened.
+        thread.timer_opened(Duration::from_millis(1), 20, 10 * MS);
+        thread.timer_sample(&timed(15, 0));
+        assert_eq!(thread.take_time(false).0, 10 * MS - 9_100_000, "up to the clock at the opening");
     }
 
     fn classify_one(result: i32, cpu_delta: u64, frames: usize, mode: Mode) -> Classification {

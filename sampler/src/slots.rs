@@ -138,10 +138,12 @@ pub(crate) struct HandlerResult {
     /// not by the sampler's signal.
     pub timed: bool,
     /// For a timed sample, the thread's CPU clock when the handler started,
-    /// if the handler read it (it does only where it cannot time itself by
-    /// the processor's counter); else 0: the sample weighs the timer's
-    /// intervals ([`Slot::timer_signals`]).
+    /// if the handler read it (see `handler`'s module doc); else 0: the
+    /// sample weighs the timer's intervals ([`Slot::timer_signals`]).
     pub cpu_ns: u64,
+    /// For a timed sample, its signal's number among the slot's
+    /// ([`Slot::timer_signals`] before the signal was counted).
+    pub timer_signal: u64,
 }
 
 /// [`HandlerResult::handler_ns`] of a handler during which the thread was
@@ -192,8 +194,14 @@ pub struct Slot {
     /// Signals the thread's CPU timers sent for this slot, taken or refused
     /// (slot busy), since the slot was made: each stands for one interval
     /// of the thread's CPU. Added to by the handler (one relaxed add, on
-    /// the thread itself), read by the sampler after a drain.
+    /// the thread itself), which publishes its signal's number with the
+    /// sample; read by the sampler when it opens a timer.
     pub(crate) timer_signals: AtomicU64,
+    /// The processor's counter (`tsc`) when the handler of the thread's
+    /// previous timer signal ended (0: not known), and its timer's perf
+    /// page's sequence word then; handler only ([`Slot::timer_handler_ended`]).
+    last_timer_exit: AtomicU64,
+    last_timer_switches: AtomicU32,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
     walker: AtomicU8,
@@ -204,6 +212,7 @@ pub struct Slot {
     handler_ns: AtomicU64,
     timed: AtomicBool,
     handler_cpu_ns: AtomicU64,
+    timer_signal: AtomicU64,
 }
 
 impl Slot {
@@ -221,6 +230,8 @@ impl Slot {
             requested_cpu_ns: AtomicU64::new(0),
             requested_wall_ns: AtomicU64::new(0),
             timer_signals: AtomicU64::new(0),
+            last_timer_exit: AtomicU64::new(0),
+            last_timer_switches: AtomicU32::new(0),
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
@@ -230,6 +241,7 @@ impl Slot {
             handler_ns: AtomicU64::new(0),
             timed: AtomicBool::new(false),
             handler_cpu_ns: AtomicU64::new(0),
+            timer_signal: AtomicU64::new(0),
         }
     }
 
@@ -284,10 +296,26 @@ impl Slot {
         self.last_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_wall_ns.store(0, Ordering::Relaxed);
+        self.last_timer_exit.store(0, Ordering::Relaxed);
         self.result.store(0, Ordering::Relaxed);
         let generation = self.generation().wrapping_add(1);
         self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
         Some(generation)
+    }
+
+    /// A handler of the thread's timer ended at counter value `exit`, the
+    /// timer's perf page's sequence word then `switches` (`None`: not read,
+    /// nothing known). Handler only, on the thread. Async-signal-safe.
+    #[inline]
+    pub(crate) fn timer_handler_ended(&self, exit: u64, switches: Option<u32>) {
+        self.last_timer_switches.store(switches.unwrap_or(0), Ordering::Relaxed);
+        self.last_timer_exit.store(if switches.is_some() { exit } else { 0 }, Ordering::Relaxed);
+    }
+
+    /// What [`Slot::timer_handler_ended`] left: (counter, sequence word).
+    #[inline]
+    pub(crate) fn last_timer_handler(&self) -> (u64, u32) {
+        (self.last_timer_exit.load(Ordering::Relaxed), self.last_timer_switches.load(Ordering::Relaxed))
     }
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
@@ -383,6 +411,7 @@ impl Slot {
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
         self.timed.store(handler.timed, Ordering::Relaxed);
         self.handler_cpu_ns.store(handler.cpu_ns, Ordering::Relaxed);
+        self.timer_signal.store(handler.timer_signal, Ordering::Relaxed);
         self.transition(SlotState::InHandler, SlotState::Ready)
     }
 
@@ -404,6 +433,7 @@ impl Slot {
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
             timed: self.timed.load(Ordering::Relaxed),
             cpu_ns: self.handler_cpu_ns.load(Ordering::Relaxed),
+            timer_signal: self.timer_signal.load(Ordering::Relaxed),
         };
         if handler.result > 0 {
             let (buffer, capacity) = self.buffer();
@@ -705,6 +735,7 @@ mod tests {
             handler_ns: 1234,
             timed: false,
             cpu_ns: 0,
+            timer_signal: 0,
         }
     }
 

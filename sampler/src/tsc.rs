@@ -27,7 +27,10 @@ use std::time::Duration;
 /// Nanoseconds per cycle in 32.32 fixed point; 0 until calibrated.
 static NS_PER_CYCLE_Q32: AtomicU64 = AtomicU64::new(0);
 
-/// How long [`calibrate`] compares the two clocks: the error of the rate
+/// [`gap_cycles`]: cycles (u64::MAX until calibrated).
+static GAP_CYCLES: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// How long a [`Calibration`] compares the two clocks: the error of the rate
 /// is the clocks' read jitter (about a microsecond) over this.
 pub const CALIBRATION: Duration = Duration::from_millis(20);
 
@@ -108,6 +111,26 @@ fn reading() -> (u64, u64) {
 #[inline]
 pub fn calibrated() -> bool {
     NS_PER_CYCLE_Q32.load(Ordering::Relaxed) != 0
+}
+
+/// Sets [`gap_cycles`] to one and a half `interval`s, once calibrated
+/// (sampler thread, at every tick: the interval may change).
+pub fn set_gap(interval: Duration) {
+    let q32 = NS_PER_CYCLE_Q32.load(Ordering::Relaxed);
+    if q32 != 0 {
+        let cycles = (interval.as_nanos() * 3 / 2) << 32;
+        let gap = u64::try_from(cycles / u128::from(q32)).unwrap_or(u64::MAX);
+        GAP_CYCLES.store(gap, Ordering::Relaxed);
+    }
+}
+
+/// The counter's cycles from the end of a timer's handler to the start of
+/// the thread's next one past which the thread was not running all along
+/// (one and a half sampling intervals): it was off its CPU, or its timer's
+/// signals were lost (`handler`). Async-signal-safe: one atomic load.
+#[inline]
+pub fn gap_cycles() -> u64 {
+    GAP_CYCLES.load(Ordering::Relaxed)
 }
 
 /// `cycles` of the counter in nanoseconds; `None` before calibration.

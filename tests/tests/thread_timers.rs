@@ -66,11 +66,13 @@ per_jdk! {
         let busy = sampler_counter(&json, "timer_signals_busy");
         assert!(busy * 4 <= timed, "a quarter of the timer's signals found the slot busy: {described}");
         // With an invariant time-stamp counter the timer's handlers read no
-        // clock once the sampler calibrated it (its first 20 ms, at most 20
-        // of the busy thread's samples and a few of the others').
+        // clock once the sampler calibrated it (its first 20 ms), but on
+        // every sixteenth signal and after signals lost while the thread
+        // stayed on its CPU (sampler/src/handler.rs, "Timing itself"):
+        // measured 92-94 % of javac's samples read none.
         let counter_timed = sampler_counter(&json, "timer_samples_counter_timed");
         if invariant_tsc() {
-            assert!(counter_timed + 100 >= timed, "{described}");
+            assert!(counter_timed * 4 >= timed * 3, "{described}");
             // Switched out during a handler of tens of microseconds: rare,
             // even on a loaded machine.
             let switched = sampler_counter(&json, "handler_switched");
