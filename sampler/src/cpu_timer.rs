@@ -376,8 +376,12 @@ mod tests {
         spin_cpu(Duration::from_millis(100));
         let received = RECEIVED.load(Ordering::Relaxed);
         // 100 intervals of CPU; a signal coalesces with one still pending
-        // only if the thread spent over an interval in the kernel.
-        assert!((80..=101).contains(&received), "{received} signals for 100 ms of CPU at 1 ms");
+        // only if the thread spent over an interval in the kernel. The
+        // timer counts a little more than the thread's CPU clock (the time
+        // around its switches: 0.5-1.4 % on javac, BENCHMARKS.md "The
+        // handler without system calls"; 102 signals here once in 50 runs
+        // on a loaded machine).
+        assert!((80..=105).contains(&received), "{received} signals for 100 ms of CPU at 1 ms");
         // Sleeping uses no CPU: no signal.
         std::thread::sleep(Duration::from_millis(50));
         let after_sleep = RECEIVED.load(Ordering::Relaxed);
@@ -412,7 +416,8 @@ mod tests {
         worker.join().unwrap();
         drop(timer);
         let received = RECEIVED.load(Ordering::Relaxed);
-        assert!((35..=51).contains(&received), "{received} signals for 50 ms of the worker's CPU");
+        // (As above: the timer may count a few percent more than the clock.)
+        assert!((35..=53).contains(&received), "{received} signals for 50 ms of the worker's CPU");
         assert_eq!(WRONG.load(Ordering::Relaxed), 0);
     }
 
