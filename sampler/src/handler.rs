@@ -21,10 +21,10 @@
 //!    the thread's slot comes from the signal's `si_value` (the
 //!    sampler's signal) or from the static tables of timer descriptors
 //!    (`cpu_timer`, the thread's own timer's signal, by its `si_fd`: the
-//!    value, and the timer's perf page), the counter's rate from a static
-//!    atomic (`tsc`),
-//!    checked against the slot's generation (with its state, in one
-//!    compare-and-swap) and the thread id (`gettid`);
+//!    value, and the timer's perf page), checked against the slot's
+//!    generation (with its state, in one compare-and-swap) and the thread
+//!    id (`gettid`); the processor counter's rate is a static atomic
+//!    (`tsc`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
 //! 7. **writes only into fixed-size buffers** allocated at registration
 //!    (the walkers get the slot's buffer and its capacity) and into the
@@ -35,14 +35,14 @@
 //!    turns a bad pointer into a failed read (the walk stops, counted),
 //!    never a crash; the walker bounds every loop and checks every address
 //!    it follows (the thread's stack, the code heaps, jmethodIDs that point
-//!    back to their method). So does the read of a timer's perf page (which
-//!    the sampler may unmap meanwhile). It also issues prefetch hints for VM addresses
-//!    (`PREFETCHT0`: no value is read, and no address, however bad, can
-//!    fault).
+//!    back to their method). So does the read of a timer's perf page
+//!    (which the sampler may unmap meanwhile). It also issues prefetch
+//!    hints for VM addresses (`PREFETCHT0`: no value is read, and no
+//!    address, however bad, can fault).
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
-//! async-signal-safe; a timer's signal reads no clock once the processor's
-//! counter is calibrated, below). The process id a signal must come from is read once,
+//! async-signal-safe; most of a timer's handlers read no clock: "Timing
+//! itself", below). The process id a signal must come from is read once,
 //! when the handler is installed ([`remember_process_id`]), not by a
 //! `getpid` per signal (a system call costs about 1.4 µs on the virtual
 //! machines of BENCHMARKS.md).
