@@ -91,9 +91,7 @@ static FRAMES: [[[AtomicU64; 2]; KINDS.len()]; 2] =
 pub fn now() -> u64 {
     #[cfg(feature = "cycles")]
     {
-        // SAFETY: RDTSC only reads the time-stamp counter into registers;
-        // every x86-64 processor has it.
-        unsafe { std::arch::x86_64::_rdtsc() }
+        crate::tsc::now()
     }
     #[cfg(not(feature = "cycles"))]
     0
