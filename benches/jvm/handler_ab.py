@@ -12,9 +12,9 @@ because the thread was switched out during them ("switched %": a timer's
 handler timed by the processor's counter, sampler/src/tsc.rs), the CPU the
 samples accounted for against the CPU the threads used while observed, the
 sampler thread's CPU, the drain's mean time per tick, the event callbacks' CPU,
-walks, and frames walked and reused; then the medians per variant. The workload is set up as benches/jvm/harness.py sets it up (javac
-compiling java/util, or H2 running its script), at `interval=1ms` unless the
-options say otherwise.
+walks, and frames walked and reused; then the medians per variant. The workload
+is set up as benches/jvm/harness.py sets it up (javac compiling java/util, or H2
+running its script), at `interval=1ms` unless the options say otherwise.
 
   python3 benches/jvm/handler_ab.py --workload javac --rounds 4 \\
       /tmp/before.so target/release/libpcct_agent.so 'target/release/libpcct_agent.so|walker=agct'

@@ -66,8 +66,8 @@
 //! Such a thread has run and was on a CPU, so the two checks below are
 //! skipped; the handler counts the signal in the slot (taken or refused,
 //! each stands for an interval of the thread's CPU: the sample's weight,
-//! `Slot::timer_signals`, below). Otherwise the sampler signals the thread itself
-//! (`SI_QUEUE`, the slot in `si_value`), and the checks below apply.
+//! `Slot::timer_signals`, below). Otherwise the sampler signals the thread
+//! itself (`SI_QUEUE`, the slot in `si_value`), and the checks below apply.
 //!
 //! # Timing itself, and a timer's sample's weight
 //!

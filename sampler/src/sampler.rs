@@ -22,11 +22,11 @@
 //! and the handler takes the slot if it is idle (`Slot::claim`). The sample
 //! weighs the intervals the timer signalled since the previous sample
 //! (taken or refused; `Slot::timer_signals`), or, where the handler read
-//! the thread's CPU clock (every 16th sample, and after a gap: see
-//! `handler`), the CPU since the previous sample. The sampler then ticks strictly periodically without
-//! spinning, reads a timed thread's CPU clock only every
-//! [`TIMED_READ_EVERY_TICKS`] ticks, and signals only the threads the
-//! kernel refused a timer.
+//! the thread's CPU clock (every 16th signal, and after signals lost while
+//! the thread stayed on its CPU: see `handler`), the CPU since the previous
+//! sample. The sampler then ticks strictly periodically without spinning,
+//! reads a timed thread's CPU clock only every [`TIMED_READ_EVERY_TICKS`]
+//! ticks, and signals only the threads the kernel refused a timer.
 //!
 //! Steps 2-4 also take the events (sampled allocations, monitor waits) the
 //! agent's callbacks queued since the previous tick (see `events`): their
@@ -546,7 +546,6 @@ impl<'r> Sampler<'r> {
         let mut frames = Vec::new();
         let Some(drained) = slot.drain(&mut frames) else { return };
         self.count_walk(&drained.handler);
-        // A sample of the thread's own timer carries its CPU clock.
         let timed = drained.handler.timed;
         if timed {
             // A thread's timer's signal counts as sent when it is drained.
@@ -941,7 +940,7 @@ impl ThreadState {
     /// A sample of its own timer was drained, `handler` its result (its
     /// timer gets its perf page now, `ThreadTimer::map_page`): the
     /// request's CPU clock is the handler's reading if it read one (every
-    /// `handler::CPU_CLOCK_EVERY`th signal, and after a gap on its CPU),
+    /// `handler::CPU_CLOCK_EVERY`th signal, and after signals lost on its CPU),
     /// else the previous one plus the intervals its timers signalled from
     /// the previous sample's signal to this one's (taken or refused), which
     /// is where the thread's CPU clock was at this one.
