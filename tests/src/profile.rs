@@ -100,6 +100,20 @@ impl Profile {
         false
     }
 
+    /// Whether `node` is in a partial stack: one of its callers is a
+    /// pseudo-frame (the walk stopped there, `[break_*]`, or the fallback
+    /// named no frame, `[unknown_Java]`), so its calling context is unknown.
+    pub fn is_partial(&self, node: &JsonNode) -> bool {
+        let mut current = self.parent(node);
+        while let Some(n) = current {
+            if n.parent.is_some() && self.method_of(n).class.is_empty() {
+                return true;
+            }
+            current = self.parent(n);
+        }
+        false
+    }
+
     /// Nodes of `class.name` that have no caller of the same method (their
     /// cum weights count each sample once even under recursion).
     pub fn outermost_nodes_of(&self, class: &str, name: &str) -> Vec<&JsonNode> {

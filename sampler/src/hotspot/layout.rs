@@ -114,6 +114,10 @@ pub struct ThreadLayout {
     pub stack_base: usize,
     pub stack_size: usize,
     pub vframe_array_head: usize,
+    /// `JavaThread::_saved_exception_pc`: where a thread that hit a
+    /// safepoint poll was, while the poll's handler blob builds its frame.
+    /// `None` where the VM does not export it (such samples then break).
+    pub saved_exception_pc: Option<usize>,
     pub anchor_sp: usize,
     pub anchor_pc: usize,
     pub anchor_fp: usize,
@@ -349,6 +353,7 @@ fn thread_layout(tables: &VmStructs) -> Result<ThreadLayout, Missing> {
         stack_base: need(thread("_stack_base"), "JavaThread::_stack_base")?,
         stack_size: need(thread("_stack_size"), "JavaThread::_stack_size")?,
         vframe_array_head: need(thread("_vframe_array_head"), "JavaThread::_vframe_array_head")?,
+        saved_exception_pc: thread("_saved_exception_pc"),
         anchor_sp: need(tables.offset("JavaFrameAnchor", "_last_Java_sp"), "JavaFrameAnchor::_last_Java_sp")?,
         anchor_pc: need(tables.offset("JavaFrameAnchor", "_last_Java_pc"), "JavaFrameAnchor::_last_Java_pc")?,
         anchor_fp: need(tables.offset("JavaFrameAnchor", "_last_Java_fp"), "JavaFrameAnchor::_last_Java_fp")?,

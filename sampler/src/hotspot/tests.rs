@@ -76,6 +76,7 @@ fn layout() -> Layout {
             stack_base: 0x210,
             stack_size: 0x218,
             vframe_array_head: 0x220,
+            saved_exception_pc: Some(0x228),
             anchor_sp: 0,
             anchor_pc: 8,
             anchor_fp: 16,
@@ -429,6 +430,49 @@ fn a_thread_in_the_vm_is_walked_from_its_last_java_frame() {
     assert_eq!(vm.walk(vm.registers_at(0x1234), 16).0.ending, Ending::Broken(Broken::NoJavaFrame));
 }
 
+/// Back from the VM with its state set to Java again but still in the VM's
+/// native frames (as after a safepoint poll): the last Java frame is where
+/// the walk starts, not the native context; without one, the context.
+#[test]
+fn a_thread_in_java_state_in_native_code_is_walked_from_its_last_java_frame() {
+    let mut vm = build();
+    let anchor = THREAD + 0x100;
+    put_word(&mut vm.memory, anchor, vm.interpreted_fp - 0x40);
+    put_word(&mut vm.memory, anchor + 8, INTERPRETER + 0x10);
+    put_word(&mut vm.memory, anchor + 16, vm.interpreted_fp);
+    let native = Registers { pc: 0x7F00_0000_1000, sp: vm.compiled_sp - 0x400, fp: 0x28, rbx: 0, r13: 0 };
+    let (walk, frames) = vm.walk(native, 16);
+    assert_eq!((walk.ending, frames), (Ending::Complete, vec![(id(METHOD_C), 7)]));
+    // In Java code, the context wins even with an anchor recorded.
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+    assert_eq!(
+        (walk.ending, frames),
+        (Ending::Complete, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)])
+    );
+    put_word(&mut vm.memory, anchor, 0);
+    assert_eq!(vm.walk(native, 16).0.ending, Ending::Broken(Broken::Native));
+}
+
+/// Native code called from compiled code without a frame of its own yet:
+/// the word at the sp is its return address when it follows a call; a
+/// pointer into the code that follows none (a poll's pc the VM holds) is
+/// not taken for one.
+#[test]
+fn native_code_at_the_top_leaves_by_a_return_address_that_follows_a_call() {
+    let mut vm = build();
+    let returns_to = make_return_address(&mut vm);
+    let sp = vm.compiled_sp - 8;
+    put_word(&mut vm.memory, sp, returns_to);
+    let native = Registers { pc: 0x7F00_0000_1000, sp, fp: 0x28, rbx: 0, r13: 0 };
+    let (walk, frames) = vm.walk(native, 16);
+    assert_eq!(
+        (walk.ending, frames),
+        (Ending::Complete, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)])
+    );
+    vm.memory.write(returns_to - 5, &[0; 5]);
+    assert_eq!(vm.walk(native, 16).0.ending, Ending::Broken(Broken::Native));
+}
+
 #[test]
 fn a_sample_in_a_prologue_leaves_by_the_return_address_at_the_sp() {
     let mut vm = build();
@@ -543,6 +587,68 @@ fn a_stub_routine_between_push_rbp_and_mov_rbp_rsp_leaves_by_the_return_address_
     // Above the saved rbp no return into Java code: not taken for a frame.
     vm.memory.write(returns_to - 5, &[0; 5]);
     assert_eq!(vm.walk(registers, 16).0.ending, Ending::Broken(Broken::Stub));
+}
+
+/// A loop's safepoint poll faulted in the compiled frame at the top and
+/// HotSpot's fault handler sent the thread to the `SafepointBlob` that
+/// starts `push rbx; push rbp; mov rbp, rsp`, with the poll's pc in
+/// `JavaThread::_saved_exception_pc`. Wherever the blob is interrupted,
+/// the compiled frame is the top one, at the poll.
+#[test]
+fn a_sample_in_a_safepoint_polls_handler_is_the_method_at_the_poll() {
+    let mut vm = build();
+    let poll = NM_CODE + 0x30;
+    let blob_code = STUB + 0x100;
+    let frame_words = 0x20;
+    vm.memory.write(NAMES + 0x20, b"SafepointBlob\0");
+    vm.memory.put_u32(STUB + 12, frame_words as u32);
+    vm.memory.write(blob_code, &[0x53, 0x55, 0x48, 0x8B, 0xEC, 0x9C]);
+    vm.memory.put_u8(blob_code + 0x60, 0xC3);
+    put_word(&mut vm.memory, THREAD + 0x228, poll);
+    let java_sp = vm.compiled_sp;
+    let expected = vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
+    let at = |pc: usize, sp: usize, fp: usize| Registers { pc: blob_code + pc, sp, fp, rbx: 0, r13: 0 };
+    // At the first instruction (the slot not pushed), after `push rbx`,
+    // after `push rbp` (the compiled code's rbp, a general register, saved).
+    let fp = java_sp - 16;
+    put_word(&mut vm.memory, java_sp - 8, 0x1234);
+    put_word(&mut vm.memory, fp, 0x28);
+    let frame_sp = fp + 16 - frame_words * 8;
+    let cases = [
+        ("at the start", at(0, java_sp, 0x28)),
+        ("after push rbx", at(1, java_sp - 8, 0x28)),
+        ("after push rbp", at(2, java_sp - 16, 0x28)),
+        ("saving registers, slot not written", at(0x10, fp - 0x40, fp)),
+        ("frame built, slot not written", at(0x30, frame_sp, fp)),
+    ];
+    for (when, registers) in cases {
+        let (walk, frames) = vm.walk(registers, 16);
+        assert_eq!((walk.ending, &frames), (Ending::Complete, &expected), "{when}");
+    }
+    // The slot written with the poll's pc, then moved past the poll: the
+    // frame is still named at the poll.
+    for slot in [poll, poll + 3] {
+        put_word(&mut vm.memory, java_sp - 8, slot);
+        let (walk, frames) = vm.walk(at(0x40, frame_sp, fp), 16);
+        assert_eq!((walk.ending, &frames), (Ending::Complete, &expected), "slot {slot:#x}");
+        // At the `ret`, the slot at the sp.
+        let (walk, frames) = vm.walk(at(0x60, java_sp - 8, 0x28), 16);
+        assert_eq!((walk.ending, &frames), (Ending::Complete, &expected), "ret to {slot:#x}");
+    }
+    // At the `ret` to anything but the poll; a frame pointer that does not
+    // bound the sp; no saved pc: the walk stops at the blob.
+    put_word(&mut vm.memory, java_sp - 8, NM_CODE + 0x70);
+    assert_eq!(vm.walk(at(0x60, java_sp - 8, 0x28), 16).0.ending, Ending::Broken(Broken::Stub));
+    assert_eq!(vm.walk(at(0x40, frame_sp, frame_sp - 8), 16).0.ending, Ending::Broken(Broken::Stub));
+    put_word(&mut vm.memory, THREAD + 0x228, 0);
+    assert_eq!(vm.walk(at(0, java_sp, 0x28), 16).0.ending, Ending::Broken(Broken::Stub));
+    // The return poll's blob (no slot pushed: its method's frame is gone)
+    // is left by the return address at the sp, as any stub's entry.
+    vm.memory.write(blob_code, &[0x55, 0x48, 0x8B, 0xEC, 0x9C]);
+    let returns_to = make_return_address(&mut vm);
+    put_word(&mut vm.memory, java_sp - 8, returns_to);
+    let (walk, frames) = vm.walk(at(0, java_sp - 8, 0x28), 16);
+    assert_eq!((walk.ending, &frames), (Ending::Complete, &expected), "return poll");
 }
 
 #[test]
@@ -695,6 +801,29 @@ fn build_with_interpreted_top() -> (Vm, Registers) {
     // Returns into the nmethod at a PcDesc (0x40: B at 300 inlined in A at 5).
     put_word(&mut vm.memory, top_fp + 8, NM_CODE + 0x40);
     (vm, Registers { pc: INTERPRETER + 0x200, sp: top_sp, fp: top_fp, rbx: 0, r13: 0 })
+}
+
+/// While the thread is deoptimised (`_vframe_array_head` set) the
+/// interpreted frames right below the top are being built and are not
+/// read; those below a compiled frame are old ones and are.
+#[test]
+fn a_deoptimising_thread_refuses_the_interpreted_frames_above_its_compiled_ones() {
+    let (mut vm, registers) = build_with_interpreted_top();
+    put_word(&mut vm.memory, THREAD + 0x220, 0x5000);
+    let (walk, frames) = vm.walk(registers, 16);
+    assert_eq!((walk.ending, frames), (Ending::Broken(Broken::Deoptimizing), vec![]));
+    let (walk, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+    assert_eq!(
+        (walk.ending, frames),
+        (Ending::Complete, vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)])
+    );
+    // The same from the frame cache.
+    let cache = super::cache::tests::new_cache(128, 64);
+    for _ in 0..2 {
+        let (walk, frames) = walk_cached(&vm, vm.registers_at(NM_CODE + 0x30), &cache);
+        assert_eq!(walk.ending, Ending::Complete);
+        assert_eq!(frames.len(), 3);
+    }
 }
 
 fn walk_cached(vm: &Vm, registers: Registers, cache: &FrameCache) -> (Walk, Vec<(usize, i32)>) {

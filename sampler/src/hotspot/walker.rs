@@ -2,7 +2,8 @@
 //!
 //! It walks the interrupted thread's frames from the signal's registers (or
 //! from the thread's last Java frame when the thread is in the VM or native
-//! code), frame by frame, the way HotSpot's own `frame::sender` does:
+//! code, or in native code on its way back to Java from the VM), frame by
+//! frame, the way HotSpot's own `frame::sender` does:
 //!
 //! - **interpreted** frames (the program counter is in the interpreter):
 //!   the `Method*` and bytecode pointer are in the frame (`fp[-3]`,
@@ -18,9 +19,16 @@
 //! - **stubs** (adapters, runtime stubs, vtable stubs): skipped by their
 //!   frame size or, at the top, by the few instruction patterns of their
 //!   entries; a stub of `StubRoutines` in a call to native code by its
-//!   frame pointer, when what is above it returns into Java code;
+//!   frame pointer, when what is above it returns into Java code; the
+//!   handler of a loop's safepoint poll (`SafepointBlob`), reached from the
+//!   faulting poll with the method's pc in `_saved_exception_pc`, as the
+//!   method's frame at the poll;
 //! - **native** code called from Java without a last-Java-frame anchor (a
 //!   leaf call): followed by frame pointers until it reaches Java code.
+//!
+//! While the thread is being deoptimised (`_vframe_array_head` set), the
+//! interpreted frames above its compiled ones are refused: the VM is
+//! building them.
 //!
 //! At the top of the stack a sample often lands where a frame is half built
 //! (an nmethod's prologue or epilogue, the interpreter's method entry);
@@ -206,6 +214,9 @@ struct Walker<'a, M: Memory> {
     reuse_attempts: u8,
     /// Java frames taken from the previous walk.
     reused: usize,
+    /// A compiled frame was walked: interpreted frames below it are not
+    /// the ones a deoptimisation is building.
+    below_compiled: bool,
 }
 
 /// The previous walk of the thread: its frames and its output (leaf first).
@@ -266,6 +277,7 @@ pub fn walk(
         mark: Mark::default(),
         reuse_attempts: 0,
         reused: 0,
+        below_compiled: false,
     };
     let walking = cycles::now();
     let ending = walker.run();
@@ -485,13 +497,32 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     /// Where the walk starts: the interrupted context when the thread runs
-    /// Java code, else its last Java frame.
+    /// Java code, else its last Java frame. A thread whose state says Java
+    /// but that runs native code with its last Java frame recorded is on
+    /// its way back from the VM (the state is set back before the VM's
+    /// frames return to the stub that called it, as after a safepoint
+    /// poll): that frame is the reliable start, as HotSpot's own sampling
+    /// (`pd_get_top_frame`) takes it whenever it is set. A leaf call into
+    /// native code records none and is walked from the context.
     fn start(&self) -> Option<Position> {
         let registers = self.registers;
+        let anchor = self.thread.wrapping_add(self.layout.thread.anchor);
         if runs_java(self.memory, self.layout, self.thread)? {
+            if !self.in_generated_code(registers.pc) {
+                if let Some(frame) = self.anchor_frame(anchor) {
+                    return Some(frame);
+                }
+            }
             return Some(Position { pc: registers.pc, sp: registers.sp, fp: registers.fp, top: true });
         }
-        self.anchor_frame(self.thread.wrapping_add(self.layout.thread.anchor))
+        self.anchor_frame(anchor)
+    }
+
+    /// Whether `pc` is in code HotSpot generated: the code heaps or the
+    /// interpreter.
+    fn in_generated_code(&self, pc: usize) -> bool {
+        let runtime = &self.layout.runtime;
+        (pc >= runtime.code_low && pc < runtime.code_high) || self.in_interpreter(pc)
     }
 
     /// The last Java frame an anchor records (`None` if it records none).
@@ -566,8 +597,14 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     fn interpreted(&mut self, position: Position) -> Result<Option<Position>, Broken> {
-        if self.memory.word(self.thread.wrapping_add(self.layout.thread.vframe_array_head)).unwrap_or(0) != 0 {
-            // Deoptimisation is turning compiled frames into interpreted ones.
+        if !self.below_compiled
+            && self.memory.word(self.thread.wrapping_add(self.layout.thread.vframe_array_head)).unwrap_or(0) != 0
+        {
+            // Deoptimisation is turning compiled frames into interpreted
+            // ones: it pushes them, unfilled, right below its blob's frame
+            // (the top's), where the compiled frame was. Below a compiled
+            // frame (the one being deoptimised, while the VM reads it) the
+            // interpreted frames are old ones.
             return Err(Broken::Deoptimizing);
         }
         let fp = position.fp;
@@ -637,6 +674,7 @@ impl<M: Memory> Walker<'_, M> {
         }
         let compile_id = code::compile_id(self.memory, self.layout, blob);
         self.compiled_scopes(position, blob, method, compile_id.unwrap_or(0))?;
+        self.below_compiled = true;
         if blob.frame_size == 0 {
             return Err(Broken::Compiled);
         }
@@ -723,6 +761,7 @@ impl<M: Memory> Walker<'_, M> {
             return None;
         }
         self.hits += 1;
+        self.below_compiled = true;
         for index in 0..entry.count as usize {
             self.emit(entry.method_ids[index], entry.bcis[index]);
         }
@@ -817,6 +856,10 @@ impl<M: Memory> Walker<'_, M> {
     }
 
     fn stub(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
+        if position.top && blob.name_starts_with(b"SafepointBlob") && self.memory.u8(blob.code_begin) == Some(PUSH_RBX)
+        {
+            return self.poll_handler(position, blob).map(Some).ok_or(Broken::Stub);
+        }
         if let Some(caller) = self.unwind_stub(position, blob) {
             return Ok(Some(caller));
         }
@@ -833,6 +876,46 @@ impl<M: Memory> Walker<'_, M> {
             return self.java_caller_by_fp(position.fp, position.sp).map(Some).ok_or(Broken::Stub);
         }
         Err(Broken::Stub)
+    }
+
+    /// The Java frame of a thread interrupted in the handler of a safepoint
+    /// poll inside a method (a loop's): the poll faulted, HotSpot's fault
+    /// handler saved its pc in `JavaThread::_saved_exception_pc` and sent the
+    /// thread to this blob, which pushes a slot for the return address
+    /// (`push rbx`), builds its frame (`push rbp; mov rbp, rsp`, then the
+    /// registers), writes the poll's pc into the slot before calling the VM,
+    /// and after the call may move it past the poll instruction. The
+    /// sampling signal, held while the fault was handled, arrives mostly at
+    /// the blob's first instruction, where the slot is not there yet. The
+    /// method's frame is then the top one, at the poll, with its sp above
+    /// the slot: known by instruction at the start and at the `ret` (where
+    /// the slot must hold the poll's pc), by the blob's frame pointer in
+    /// between (the sp must lie inside the frame it bounds). The method's
+    /// frame is named at the poll's own pc, described exactly, not at the
+    /// slot's (moved past it, or to a deoptimisation handler).
+    fn poll_handler(&self, position: Position, blob: &Blob) -> Option<Position> {
+        let offset = self.layout.thread.saved_exception_pc?;
+        let poll = self.word(self.thread.wrapping_add(offset)).filter(|&pc| pc != 0)?;
+        let (pc, sp, fp) = (position.pc, position.sp, position.fp);
+        let is_poll = |slot: usize| slot.wrapping_sub(poll) <= MAX_POLL_LENGTH;
+        let (java_sp, java_fp) = match pc.wrapping_sub(blob.code_begin) {
+            0 => (sp, fp),
+            // After `push rbx`; after `push rbp`.
+            1 => (sp.wrapping_add(8), fp),
+            2 => (sp.wrapping_add(16), self.word(sp)?),
+            _ if self.memory.u8(pc)? == RET => {
+                is_poll(self.word(sp)?).then_some(())?;
+                (sp.wrapping_add(8), fp)
+            }
+            _ => {
+                // The blob's frame pointer: the sp lies inside its frame.
+                let frame_bytes = blob.frame_size.checked_mul(8)?;
+                let inside = fp >= sp && fp.wrapping_add(16) <= sp.wrapping_add(frame_bytes);
+                (inside && self.stack.contains(fp)).then_some(())?;
+                (fp.wrapping_add(16), self.word(fp)?)
+            }
+        };
+        Some(Position { pc: poll, sp: java_sp, fp: java_fp, top: true })
     }
 
     /// A stub interrupted where its frame is known by instruction: at its
@@ -953,14 +1036,15 @@ impl<M: Memory> Walker<'_, M> {
 
     /// Native code (outside the code heaps): follow the frame pointer. At
     /// the top, a function interrupted before it built a frame (its return
-    /// address, into Java code, still at the sp) is left by its return
-    /// address, and one that builds none, with the frame pointer still an
-    /// interpreted frame's, is left to that frame.
+    /// address, into generated code right after a call, still at the sp) is
+    /// left by its return address, and one that builds none, with the frame
+    /// pointer still an interpreted frame's, is left to that frame. (Deeper
+    /// in a function, the word at the sp can be any pointer into the code,
+    /// such as a safepoint poll's pc the VM keeps: not a return address.)
     fn native(&self, position: Position) -> Result<Option<Position>, Broken> {
         if position.top {
             let returns_to = self.word(position.sp).ok_or(Broken::Native)?;
-            let runtime = &self.layout.runtime;
-            if self.in_interpreter(returns_to) || (returns_to >= runtime.code_low && returns_to < runtime.code_high) {
+            if self.in_generated_code(returns_to) && self.follows_call(returns_to) {
                 return Ok(Some(Position {
                     pc: returns_to,
                     sp: position.sp.wrapping_add(8),
@@ -990,6 +1074,10 @@ fn matches_position(mark: &Mark, position: Position) -> bool {
 }
 
 const PUSH_RBP: u8 = 0x55;
+const PUSH_RBX: u8 = 0x53;
+/// How far past a safepoint poll's pc its handler may move the return
+/// address (the poll instruction's length, with prefixes).
+const MAX_POLL_LENGTH: usize = 8;
 const POP_RBP: u8 = 0x5D;
 const RET: u8 = 0xC3;
 /// `push rbp; mov rbp, rsp` as a little-endian u32.
