@@ -182,6 +182,14 @@ pub fn verified_entry(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Opt
     }
 }
 
+/// Where an nmethod's stubs begin (after its instructions), if the VM says
+/// and the offset falls inside the blob's code.
+pub fn stub_begin(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<usize> {
+    let offset = memory.u32(blob.address.wrapping_add(layout.blob.stub_offset?))? as usize;
+    let begin = blob.address.wrapping_add(offset);
+    (begin > blob.code_begin && blob.contains(begin)).then_some(begin)
+}
+
 /// Where an nmethod's PcDescs and scopes are.
 struct DebugData {
     pcs_begin: usize,

@@ -89,6 +89,10 @@ pub struct BlobLayout {
     /// `nmethod::_entry_bci`: the loop bci of on-stack-replacement code,
     /// -1 (InvocationEntryBci) for the normal entry.
     pub entry_bci: Option<usize>,
+    /// `nmethod::_stub_offset`: where the nmethod's stubs (calls' stubs to
+    /// the interpreter, return polls' stubs, exception and deoptimisation
+    /// handlers) begin after its instructions, an int from the blob's start.
+    pub stub_offset: Option<usize>,
 }
 
 /// Offsets for naming a `Method*` by its jmethodID.
@@ -324,6 +328,7 @@ fn blob_layout(tables: &VmStructs) -> Result<BlobLayout, Missing> {
             (offset, width)
         }),
         entry_bci: nm("_entry_bci"),
+        stub_offset: nm("_stub_offset"),
     })
 }
 

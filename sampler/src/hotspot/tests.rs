@@ -58,6 +58,7 @@ fn layout() -> Layout {
             metadata: Metadata::InBlob { offset_field: 72 },
             comp_level: Some((96, 4)),
             entry_bci: Some(100),
+            stub_offset: Some(108),
         },
         method: MethodLayout {
             const_method: 8,
@@ -471,6 +472,51 @@ fn native_code_at_the_top_leaves_by_a_return_address_that_follows_a_call() {
     );
     vm.memory.write(returns_to - 5, &[0; 5]);
     assert_eq!(vm.walk(native, 16).0.ending, Ending::Broken(Broken::Native));
+}
+
+/// A top pc in the nmethod's stubs (after its instructions): a return
+/// poll's stub runs after the frame is gone (the caller's return address
+/// at the sp), as C2's out-of-line stub of a return poll does in the
+/// instructions; a call's stub to the interpreter runs with the return
+/// address back into the method at the sp; an exception handler's start
+/// with the frame whole.
+#[test]
+fn a_sample_in_an_nmethods_stubs_finds_its_frame_gone_whole_or_under_a_return_address() {
+    let mut vm = build();
+    vm.memory.put_u32(NM + 108, 0x300);
+    let stubs = NM + 0x300;
+    let frame_end = vm.compiled_sp + NM_FRAME_WORDS * 8;
+    // The interpreter's return address follows a call.
+    vm.memory.write(INTERPRETER + 0x80 - 5, &[0xE8, 0, 0, 0, 0]);
+    let at = |pc: usize, sp: usize| Registers { pc, sp, fp: 0x28, rbx: 0, r13: 0 };
+    // After `pop rbp` rbp is the caller's again.
+    let popped = Registers { fp: vm.interpreted_fp, ..at(stubs + 0x10, frame_end - 8) };
+    let (walk, frames) = vm.walk(popped, 16);
+    let gone = vec![(id(METHOD_A), UNKNOWN_BCI), (id(METHOD_C), 7)];
+    assert_eq!((walk.ending, &frames), (Ending::Complete, &gone), "return poll's stub in the stubs");
+    // C2's out-of-line stub of a return poll, in the instructions: `mov r10,
+    // poll; mov [r15 + 0x3a0], r10; jmp handler`, with the frame gone.
+    let stub = NM_CODE + 0x1A0;
+    let poll = NM_CODE + 0x100;
+    vm.memory.write(stub, &[0x49, 0xBA]);
+    vm.memory.write(stub + 2, &poll.to_le_bytes());
+    vm.memory.write(stub + 10, &[0x4D, 0x89, 0x97, 0xA0, 0x03, 0, 0, 0xE9, 0, 0, 0, 0]);
+    for pc in [stub, stub + 10, stub + 17] {
+        let (walk, frames) = vm.walk(Registers { pc, ..popped }, 16);
+        assert_eq!((walk.ending, &frames), (Ending::Complete, &gone), "poll stub at {:#x}", pc - stub);
+    }
+    let returns_to = make_return_address(&mut vm);
+    put_word(&mut vm.memory, vm.compiled_sp - 8, returns_to);
+    let (walk, frames) = vm.walk(at(stubs + 0x20, vm.compiled_sp - 8), 16);
+    let whole = vec![(id(METHOD_B), 300), (id(METHOD_A), 5), (id(METHOD_C), 7)];
+    assert_eq!((walk.ending, frames), (Ending::Complete, whole), "call's stub");
+    put_word(&mut vm.memory, vm.compiled_sp, 0x28);
+    let (walk, frames) = vm.walk(at(stubs + 0x30, vm.compiled_sp), 16);
+    assert_eq!(
+        (walk.ending, frames),
+        (Ending::Complete, vec![(id(METHOD_A), UNKNOWN_BCI), (id(METHOD_C), 7)]),
+        "handler"
+    );
 }
 
 #[test]

@@ -31,7 +31,9 @@
 //! building them.
 //!
 //! At the top of the stack a sample often lands where a frame is half built
-//! (an nmethod's prologue or epilogue, the interpreter's method entry);
+//! or already gone (an nmethod's prologue or epilogue, C2's out-of-line
+//! stub of a return's safepoint poll, the stubs after an nmethod's
+//! instructions, the interpreter's method entry);
 //! there the walker recognises the instructions HotSpot emits (as
 //! async-profiler does) or uses the interpreter's registers (`rbx` holds the
 //! `Method*`, `r13` the caller's stack pointer).
@@ -671,6 +673,14 @@ impl<M: Memory> Walker<'_, M> {
                 self.emit(method_id, UNKNOWN_BCI);
                 return Ok(Some(caller));
             }
+            if self.in_return_poll_stub(position.pc, blob) {
+                let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
+                self.emit(method_id, UNKNOWN_BCI);
+                return self.caller_at_entry(position).map(Some).ok_or(Broken::Compiled);
+            }
+            if let Some(found) = self.in_stubs(position, blob, method) {
+                return found;
+            }
         }
         let compile_id = code::compile_id(self.memory, self.layout, blob);
         self.compiled_scopes(position, blob, method, compile_id.unwrap_or(0))?;
@@ -711,6 +721,10 @@ impl<M: Memory> Walker<'_, M> {
         if position.top {
             cycles::add(Part::TopScopes, naming.wrapping_sub(decoding));
         }
+        // A top pc without debug information (in the stubs after the
+        // instructions, where the frame may be gone) is not kept: only what
+        // holds at that pc whatever the stack may be.
+        let keep = count > 0 || !position.top;
         if count == 0 {
             let bci = if blob.kind == BlobKind::NativeNmethod { NATIVE_BCI } else { UNKNOWN_BCI };
             scopes[0] = Scope { method, bci };
@@ -736,7 +750,7 @@ impl<M: Memory> Walker<'_, M> {
             cycles::since(Part::TopMethodIds, naming);
         }
         if let Some(cache) = self.cache {
-            if count <= cache::SCOPES && blob.frame_size > 0 && entry.compile_id != 0 {
+            if keep && count <= cache::SCOPES && blob.frame_size > 0 && entry.compile_id != 0 {
                 cache.keep_frame(&entry);
             }
         }
@@ -821,6 +835,60 @@ impl<M: Memory> Walker<'_, M> {
             return self.caller_above_saved_rbp(position.sp);
         }
         None
+    }
+
+    /// A top pc in the nmethod's stubs, after its instructions, where the
+    /// frame may be gone or have a word pushed on it: a return poll's stub
+    /// (reached from the epilogue's poll after `pop rbp`: the frame is gone,
+    /// the caller's return address at the sp) is the method, left by that
+    /// return address; a call's stub to the interpreter (the method called
+    /// out, the return address back into it at the sp) or a deoptimisation
+    /// handler that pushed its own address leaves to the word at the sp,
+    /// in the method, where its frame is whole. Otherwise (an exception or
+    /// deoptimisation handler at its start) the frame is whole: `None`.
+    fn in_stubs(&mut self, position: Position, blob: &Blob, method: usize) -> Option<Result<Option<Position>, Broken>> {
+        let stubs = code::stub_begin(self.memory, self.layout, blob)?;
+        if position.pc < stubs {
+            return None;
+        }
+        let word = self.word(position.sp)?;
+        if blob.contains(word) && word >= blob.code_begin {
+            let sp = position.sp.wrapping_add(8);
+            return Some(Ok(Some(Position { pc: word, sp, fp: position.fp, top: false })));
+        }
+        if !self.is_return_address(word) {
+            return None;
+        }
+        let Some(method_id) = self.method_id(method) else { return Some(Err(Broken::NoMethodId)) };
+        self.emit(method_id, UNKNOWN_BCI);
+        Some(self.caller_at_entry(position).map(Some).ok_or(Broken::Compiled))
+    }
+
+    /// Whether `pc` is in C2's stub for a return's safepoint poll (JDK 17+),
+    /// out of line after the method's instructions and jumped to from the
+    /// epilogue's poll after `pop rbp`, the frame gone: `mov r10, poll`
+    /// (`lea` of an internal address: a 64-bit immediate), `mov [r15 +
+    /// saved_exception_pc], r10`, `jmp handler`, the poll inside the same
+    /// nmethod.
+    fn in_return_poll_stub(&self, pc: usize, blob: &Blob) -> bool {
+        let bytes =
+            |at: usize| (self.memory.u8(at), self.memory.u8(at.wrapping_add(1)), self.memory.u8(at.wrapping_add(2)));
+        let load_at = |at: usize| {
+            bytes(at).0 == Some(0x49)
+                && bytes(at).1 == Some(0xBA)
+                && self.memory.word(at.wrapping_add(2)).is_some_and(|poll| blob.contains(poll))
+        };
+        // `mov [r15 + disp32], r10` or `mov [r15 + disp8], r10`: its length.
+        let store_at = |at: usize| match bytes(at) {
+            (Some(0x4D), Some(0x89), Some(0x97)) => Some(7),
+            (Some(0x4D), Some(0x89), Some(0x57)) => Some(4),
+            _ => None,
+        };
+        let at_store = |at: usize| store_at(at).is_some() && load_at(at.wrapping_sub(10));
+        let at_jump = |len: usize| store_at(pc.wrapping_sub(len)) == Some(len) && at_store(pc.wrapping_sub(len));
+        at_store(pc.wrapping_add(10))
+            || at_store(pc)
+            || (self.memory.u8(pc) == Some(0xE9) && (at_jump(7) || at_jump(4)))
     }
 
     /// JDK 17+'s return poll after `pop rbp`: `cmp rsp, [r15 + n]; ja slow; ret`.
