@@ -73,10 +73,12 @@ per_jdk! {
         let counter_timed = sampler_counter(&json, "timer_samples_counter_timed");
         if invariant_tsc() {
             assert!(counter_timed * 4 >= timed * 3, "{described}");
-            // Switched out during a handler of tens of microseconds: rare,
-            // even on a loaded machine.
+            // Switched out during a handler of tens of microseconds: 0.1-0.9 %
+            // of handlers on a quiet machine, 11 % with CI and a loop of
+            // another JVM test on the same two cores (other threads' wakeups
+            // preempt it). A switch seen at every read would be all of them.
             let switched = sampler_counter(&json, "handler_switched");
-            assert!(switched * 10 <= counter_timed, "{described}");
+            assert!(switched * 3 <= counter_timed, "{described}");
         } else {
             assert_eq!(counter_timed, 0, "{described}");
         }
