@@ -474,12 +474,12 @@ fn native_code_at_the_top_leaves_by_a_return_address_that_follows_a_call() {
     assert_eq!(vm.walk(native, 16).0.ending, Ending::Broken(Broken::Native));
 }
 
-/// A top pc in the nmethod's stubs (after its instructions): a return
-/// poll's stub runs after the frame is gone (the caller's return address
-/// at the sp), as C2's out-of-line stub of a return poll does in the
-/// instructions; a call's stub to the interpreter runs with the return
-/// address back into the method at the sp; an exception handler's start
-/// with the frame whole.
+/// A top pc in the nmethod's stubs section (after its instructions): with
+/// the caller's return address at the sp the frame is gone; a call's stub
+/// to the interpreter runs with the return address back into the method at
+/// the sp; an exception handler's start with the frame whole. C2's
+/// out-of-line stub of a return poll, in the instructions, runs after the
+/// frame is gone.
 #[test]
 fn a_sample_in_an_nmethods_stubs_finds_its_frame_gone_whole_or_under_a_return_address() {
     let mut vm = build();
@@ -493,7 +493,7 @@ fn a_sample_in_an_nmethods_stubs_finds_its_frame_gone_whole_or_under_a_return_ad
     let popped = Registers { fp: vm.interpreted_fp, ..at(stubs + 0x10, frame_end - 8) };
     let (walk, frames) = vm.walk(popped, 16);
     let gone = vec![(id(METHOD_A), UNKNOWN_BCI), (id(METHOD_C), 7)];
-    assert_eq!((walk.ending, &frames), (Ending::Complete, &gone), "return poll's stub in the stubs");
+    assert_eq!((walk.ending, &frames), (Ending::Complete, &gone), "frame gone");
     // C2's out-of-line stub of a return poll, in the instructions: `mov r10,
     // poll; mov [r15 + 0x3a0], r10; jmp handler`, with the frame gone.
     let stub = NM_CODE + 0x1A0;

@@ -837,15 +837,15 @@ impl<M: Memory> Walker<'_, M> {
         None
     }
 
-    /// A top pc in the nmethod's stubs, after its instructions, where the
-    /// frame may be gone or have a word pushed on it: a return poll's stub
-    /// (reached from the epilogue's poll after `pop rbp`: the frame is gone,
-    /// the caller's return address at the sp) is the method, left by that
-    /// return address; a call's stub to the interpreter (the method called
-    /// out, the return address back into it at the sp) or a deoptimisation
-    /// handler that pushed its own address leaves to the word at the sp,
-    /// in the method, where its frame is whole. Otherwise (an exception or
-    /// deoptimisation handler at its start) the frame is whole: `None`.
+    /// A top pc in the nmethod's stubs section (`_stub_offset`, after its
+    /// instructions), where the frame may have a word pushed on it or be
+    /// gone: a call's stub to the interpreter (the method called out, the
+    /// return address back into it at the sp) or a deoptimisation handler
+    /// that pushed its own address leaves to the word at the sp, in the
+    /// method, where its frame is whole; a return address into other code
+    /// at the sp means the frame is gone, and the method is left by it.
+    /// Otherwise (an exception or deoptimisation handler at its start) the
+    /// frame is whole: `None`.
     fn in_stubs(&mut self, position: Position, blob: &Blob, method: usize) -> Option<Result<Option<Position>, Broken>> {
         let stubs = code::stub_begin(self.memory, self.layout, blob)?;
         if position.pc < stubs {
