@@ -100,11 +100,12 @@ impl Profile {
         false
     }
 
-    /// Whether `node` is in a partial stack: one of its callers is a
-    /// pseudo-frame (the walk stopped there, `[break_*]`, or the fallback
-    /// named no frame, `[unknown_Java]`), so its calling context is unknown.
+    /// Whether `node` is in a partial stack: it or one of its callers (the
+    /// root aside) is a pseudo-frame (the walk stopped there, `[break_*]`,
+    /// or the fallback named no frame, `[unknown_Java]`), so its calling
+    /// context is unknown.
     pub fn is_partial(&self, node: &JsonNode) -> bool {
-        let mut current = self.parent(node);
+        let mut current = Some(node);
         while let Some(n) = current {
             if n.parent.is_some() && self.method_of(n).class.is_empty() {
                 return true;

@@ -40,7 +40,7 @@ per_jdk! {
         let partial: u64 = profile
             .nodes()
             .iter()
-            .filter(|node| node.parent.is_some() && (profile.is_partial(node) || profile.method_of(node).class.is_empty()))
+            .filter(|node| profile.is_partial(node))
             .map(|node| node.self_weight.samples)
             .sum();
         let total = profile.json.total.samples;

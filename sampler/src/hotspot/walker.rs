@@ -182,6 +182,16 @@ struct Position {
     top: bool,
 }
 
+/// A top pc in an nmethod's stubs section: where its frame is.
+#[derive(Clone, Copy, Debug)]
+enum InStubs {
+    /// Whole, below the word at the sp (a return address into the method,
+    /// or a deoptimisation handler's own address): the walk goes on there.
+    Pushed(Position),
+    /// Gone: the caller's return address is at the sp.
+    FrameGone,
+}
+
 /// The thread's stack, `[low, high)`.
 #[derive(Clone, Copy, Debug)]
 struct Stack {
@@ -661,24 +671,8 @@ impl<M: Memory> Walker<'_, M> {
 
     fn compiled(&mut self, position: Position, blob: &Blob) -> Result<Option<Position>, Broken> {
         let method = code::nmethod_method(self.memory, self.layout, blob).ok_or(Broken::Compiled)?;
-        if position.top && position.pc < blob.frame_complete {
-            // In the prologue: the frame is not built yet.
-            let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
-            self.emit(method_id, UNKNOWN_BCI);
-            return self.unwind_prologue(position, blob).map(Some).ok_or(Broken::Compiled);
-        }
         if position.top {
-            if let Some(caller) = self.unwind_epilogue(position) {
-                let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
-                self.emit(method_id, UNKNOWN_BCI);
-                return Ok(Some(caller));
-            }
-            if self.in_return_poll_stub(position.pc, blob) {
-                let method_id = self.method_id(method).ok_or(Broken::NoMethodId)?;
-                self.emit(method_id, UNKNOWN_BCI);
-                return self.caller_at_entry(position).map(Some).ok_or(Broken::Compiled);
-            }
-            if let Some(found) = self.in_stubs(position, blob, method) {
+            if let Some(found) = self.unwind_top(position, blob, method) {
                 return found;
             }
         }
@@ -846,7 +840,7 @@ impl<M: Memory> Walker<'_, M> {
     /// at the sp means the frame is gone, and the method is left by it.
     /// Otherwise (an exception or deoptimisation handler at its start) the
     /// frame is whole: `None`.
-    fn in_stubs(&mut self, position: Position, blob: &Blob, method: usize) -> Option<Result<Option<Position>, Broken>> {
+    fn in_stubs(&self, position: Position, blob: &Blob) -> Option<InStubs> {
         let stubs = code::stub_begin(self.memory, self.layout, blob)?;
         if position.pc < stubs {
             return None;
@@ -854,14 +848,38 @@ impl<M: Memory> Walker<'_, M> {
         let word = self.word(position.sp)?;
         if blob.contains(word) && word >= blob.code_begin {
             let sp = position.sp.wrapping_add(8);
-            return Some(Ok(Some(Position { pc: word, sp, fp: position.fp, top: false })));
+            return Some(InStubs::Pushed(Position { pc: word, sp, fp: position.fp, top: false }));
         }
-        if !self.is_return_address(word) {
-            return None;
-        }
+        self.is_return_address(word).then_some(InStubs::FrameGone)
+    }
+
+    /// A compiled frame at the top, half built or already gone, known by
+    /// instruction (the prologue, the epilogue, C2's return-poll stub, the
+    /// stubs section): the method at an unknown bci and its caller. `None`
+    /// where the frame is whole.
+    fn unwind_top(
+        &mut self,
+        position: Position,
+        blob: &Blob,
+        method: usize,
+    ) -> Option<Result<Option<Position>, Broken>> {
+        let caller = if position.pc < blob.frame_complete {
+            // In the prologue: the frame is not built yet.
+            self.unwind_prologue(position, blob)
+        } else if let Some(caller) = self.unwind_epilogue(position) {
+            Some(caller)
+        } else if self.in_return_poll_stub(position.pc, blob) {
+            self.caller_at_entry(position)
+        } else {
+            match self.in_stubs(position, blob)? {
+                // The method's frame is whole below the pushed word: walked there.
+                InStubs::Pushed(next) => return Some(Ok(Some(next))),
+                InStubs::FrameGone => self.caller_at_entry(position),
+            }
+        };
         let Some(method_id) = self.method_id(method) else { return Some(Err(Broken::NoMethodId)) };
         self.emit(method_id, UNKNOWN_BCI);
-        Some(self.caller_at_entry(position).map(Some).ok_or(Broken::Compiled))
+        Some(caller.map(Some).ok_or(Broken::Compiled))
     }
 
     /// Whether `pc` is in C2's stub for a return's safepoint poll (JDK 17+),
@@ -874,8 +892,7 @@ impl<M: Memory> Walker<'_, M> {
         let bytes =
             |at: usize| (self.memory.u8(at), self.memory.u8(at.wrapping_add(1)), self.memory.u8(at.wrapping_add(2)));
         let load_at = |at: usize| {
-            bytes(at).0 == Some(0x49)
-                && bytes(at).1 == Some(0xBA)
+            matches!(bytes(at), (Some(0x49), Some(0xBA), _))
                 && self.memory.word(at.wrapping_add(2)).is_some_and(|poll| blob.contains(poll))
         };
         // `mov [r15 + disp32], r10` or `mov [r15 + disp8], r10`: its length.
