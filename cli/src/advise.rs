@@ -185,8 +185,12 @@ fn edge_line(edge: &EdgeAdvice) -> String {
         Some(root) => format!("{} of {}", code_name(edge.caller_level), root.display()),
         None => code_name(edge.caller_level),
     };
+    let context = match edge.partial_calls {
+        0 => String::new(),
+        partial => format!("  ({partial} of {} calls seen on stacks whose walk stopped short)", edge.calls),
+    };
     format!(
-        "{:6.2}%  {}{line} (bci {}) -> {}{size}  in {code}",
+        "{:6.2}%  {}{line} (bci {}) -> {}{size}  in {code}{context}",
         edge.share * 100.0,
         edge.caller.display(),
         edge.call_site.bci,
@@ -599,7 +603,10 @@ mod tests {
             why: "because".to_string(),
             roots: vec![MethodKey::new("p.A", "run", "()V"), MethodKey::new("p.A", "main", "()V")],
             callees_at_site: 1,
+            partial_calls: 0,
         };
+        let partial = EdgeAdvice { partial_calls: 3, ..edge.clone() };
+        assert!(edge_line(&partial).ends_with("of p.A.main  (3 of 10 calls seen on stacks whose walk stopped short)"));
         let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
         let (report, file) = cut(report, 10);
         let text = describe(&report, &file);

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 
+use pcct::view::Completeness;
 use pcct::Weight;
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +79,9 @@ pub struct HotCall {
     /// Different methods the profile's hot edges call from this call site
     /// (more than two: a megamorphic virtual call).
     pub callees_at_site: usize,
+    /// Whether the walks reached the context's outermost frame: in a
+    /// partial context `roots` may miss callers below the break.
+    pub context: Completeness,
 }
 
 /// One edge, assessed.
@@ -111,6 +115,10 @@ pub struct EdgeAdvice {
     pub roots: Vec<MethodKey>,
     /// Different methods the hot edges call from this call site.
     pub callees_at_site: usize,
+    /// Of `calls`, those seen on stacks whose walk stopped short (a
+    /// `partial` context): their callers below the break are unknown, so
+    /// `roots` may miss the method whose compilation holds them.
+    pub partial_calls: u64,
 }
 
 /// Assesses `call` in the state the table gives it.
@@ -137,6 +145,7 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
         why,
         roots: call.roots,
         callees_at_site: call.callees_at_site,
+        partial_calls: if call.context == Completeness::Partial { call.weight.samples } else { 0 },
     }
 }
 
@@ -257,6 +266,7 @@ pub fn advise(edges: Vec<EdgeAdvice>, min_share: f64, limit: usize) -> Advice {
                 let into = &mut merged[at];
                 into.share += edge.share;
                 into.calls += edge.calls;
+                into.partial_calls += edge.partial_calls;
                 into.weight.add(&edge.weight);
                 for root in edge.roots {
                     if into.roots.len() < MAX_ROOTS && !into.roots.contains(&root) {
@@ -308,6 +318,7 @@ mod tests {
             share,
             roots: vec![key("m1")],
             callees_at_site: 1,
+            context: Completeness::Whole,
         }
     }
 
@@ -360,7 +371,7 @@ mod tests {
         let no = state(Inlined::No, 4);
         let edges = vec![
             assess(call("m2", 0.2), &no, &table, flags, 30),
-            assess(call("m2", 0.3), &no, &table, flags, 30),
+            assess(HotCall { context: Completeness::Partial, ..call("m2", 0.3) }, &no, &table, flags, 30),
             assess(call("m3", 0.4), &no, &table, flags, 30),
             assess(call("m4", 0.01), &no, &table, flags, 30),
             assess(call("m5", 0.6), &state(Inlined::Yes, 4), &table, flags, 30),
@@ -370,6 +381,8 @@ mod tests {
         let ranked: Vec<(&str, f64)> = advice.not_inlined.iter().map(|e| (e.callee.name.as_str(), e.share)).collect();
         assert_eq!(ranked, vec![("m2", 0.5), ("m3", 0.4)]);
         assert_eq!(advice.not_inlined[0].calls, 8);
+        assert_eq!(advice.not_inlined[0].partial_calls, 4, "the partial context's calls, merged");
+        assert_eq!(advice.not_inlined[1].partial_calls, 0);
         assert_eq!(advice.inlined.len(), 1);
         assert_eq!(advice.unknown.len(), 1);
         assert_eq!(advise(advice.not_inlined.clone(), 0.0, 1).not_inlined.len(), 1);

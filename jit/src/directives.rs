@@ -134,6 +134,7 @@ mod tests {
         EdgeAdvice {
             roots,
             callees_at_site: 1,
+            partial_calls: 0,
             caller,
             call_site: CallSite { bci: 5, line: None },
             callee,

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use pcct::view::Completeness;
 use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
 use serde::Serialize;
 
@@ -32,6 +33,9 @@ pub struct CopiedEdge {
     pub node: NodeId,
     pub path: Vec<(MethodId, i32)>,
     pub weight: Weight,
+    /// The method of the context's outermost frame (the path may be cut
+    /// short of it): it says whether the context is whole.
+    pub outermost: MethodId,
 }
 
 /// The hot edges' contexts, copied from a tree.
@@ -60,7 +64,8 @@ impl EdgeContexts {
                     step = tree.parent(step).unwrap_or(NodeId::ROOT);
                 }
                 path.reverse();
-                CopiedEdge { node, path, weight: tree.edge_weight(node) }
+                let outermost = tree.method(tree.outermost(node));
+                CopiedEdge { node, path, weight: tree.edge_weight(node), outermost }
             })
             .collect();
         EdgeContexts { edges, total: tree.total(), metric: tree.config().metric }
@@ -142,6 +147,7 @@ pub fn assess_edges(
             share: contexts.share(&edge.weight),
             roots,
             callees_at_site: callees.get(&(caller, bci)).map_or(1, Vec::len),
+            context: Completeness::of_outermost(methods, edge.outermost),
         };
         let state = state(table, &mut names, edge);
         assessed.push(assess(call, &state, table, flags, now_ns));
@@ -309,5 +315,31 @@ mod tests {
         let nodes = tree.top_edges(10);
         let contexts = EdgeContexts::copy(&tree, &nodes, 0);
         assert!(contexts.edges.iter().all(|edge| edge.path.len() == tree.depth(edge.node).min(TAIL_STEPS)));
+    }
+
+    #[test]
+    fn an_edge_in_a_partial_stack_says_so_with_its_path_cut_or_not() {
+        let (mut tree, mut methods, table) = setup();
+        let broken = methods.intern_pseudo("[break_native]");
+        let caller = methods.intern("p.T", "caller", "()V");
+        let big = methods.intern("p.T", "big", "()V");
+        // A recursion deeper than TAIL_STEPS above the break: with no
+        // budget left the copied path is cut short of the pseudo-frame.
+        let mut stack = vec![Frame::new(broken, pcct::NO_BCI)];
+        stack.extend([Frame::new(caller, 8); TAIL_STEPS + 8]);
+        stack.extend([Frame::new(caller, 7), Frame::new(big, 0)]);
+        tree.record(&mut Marks::new(), &stack, Weight { samples: 1, cpu_ns: 10, wall_ns: 10, ..Weight::default() })
+            .unwrap();
+        for budget in [1000, 0] {
+            let contexts = EdgeContexts::copy(&tree, &tree.top_edges(20), budget);
+            let into_big = contexts.edges.iter().find(|edge| tree.depth(edge.node) == stack.len()).unwrap();
+            assert_eq!(into_big.path.len(), if budget == 0 { TAIL_STEPS } else { stack.len() });
+            let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
+            let partial = |bci: i32| {
+                advice.iter().find(|edge| edge.call_site.bci == bci).map(|edge| (edge.partial_calls, edge.calls))
+            };
+            assert_eq!(partial(7), Some((1, 1)), "budget {budget}: {advice:?}");
+            assert_eq!(partial(3), Some((0, 2)), "budget {budget}: {advice:?}");
+        }
     }
 }

@@ -806,6 +806,16 @@ impl Pcct {
         path
     }
 
+    /// The outermost frame of `node`'s context: its ancestor right below
+    /// the root (`node` itself at depth 1, the root for the root).
+    pub fn outermost(&self, node: NodeId) -> NodeId {
+        let mut current = node;
+        while let Some(parent) = self.parent(current).filter(|&parent| parent != NodeId::ROOT) {
+            current = parent;
+        }
+        current
+    }
+
     /// Nodes from the heaviest self weight down (the sorted hot-node list).
     pub fn hot_node_list(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.hot_nodes.iter(|id| self.slots[id as usize].node_link).map(NodeId)

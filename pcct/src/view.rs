@@ -1,9 +1,9 @@
 //! Named, serialisable answers built from a tree and its method table: what
 //! the HTTP server and the command-line tool hand to people and programs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::method::{MethodId, MethodInfo, MethodKind, MethodTable};
+use crate::method::{Builtin, MethodId, MethodInfo, MethodKind, MethodTable};
 use crate::query::MethodOrder;
 use crate::slot::NodeId;
 use crate::tree::Pcct;
@@ -84,6 +84,43 @@ pub struct HotMethod {
     pub contexts: usize,
 }
 
+/// How much of a context's callers the profile knows, said by the
+/// context's outermost frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Completeness {
+    /// The walks reached the thread's first frame.
+    Whole,
+    /// The stacks were deeper than `depth=`: the frames kept are the
+    /// stack's top and true, the outermost ones are cut (under `[truncated]`).
+    Truncated,
+    /// The walks stopped short (under `[break_<reason>]` or
+    /// `[unattached]`) or named no Java frame (`[unknown_Java]`, ...): the
+    /// callers below the break are unknown.
+    Partial,
+}
+
+impl Completeness {
+    /// The context of `node`.
+    pub fn of(tree: &Pcct, methods: &MethodTable, node: NodeId) -> Completeness {
+        Completeness::of_outermost(methods, tree.method(tree.outermost(node)))
+    }
+
+    /// The context whose outermost frame is of `outermost`. A frame the VM
+    /// reported without a name (`[unknown_method]`, `[unloaded]`) is a
+    /// frame all the same.
+    pub fn of_outermost(methods: &MethodTable, outermost: MethodId) -> Completeness {
+        let frames = [Builtin::Root, Builtin::Unloaded, Builtin::UnknownMethod];
+        if outermost == Builtin::Truncated.id() {
+            Completeness::Truncated
+        } else if methods.get(outermost).kind == MethodKind::Pseudo && !frames.iter().any(|b| b.id() == outermost) {
+            Completeness::Partial
+        } else {
+            Completeness::Whole
+        }
+    }
+}
+
 /// An entry of the hot-edges answer: the input of an inlining decision.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HotEdge {
@@ -97,6 +134,10 @@ pub struct HotEdge {
     pub share: f64,
     /// Depth of the caller's context (0: the callee is called from the root).
     pub caller_depth: usize,
+    /// Whether the walks that recorded the callee's context reached the
+    /// thread's first frame: an edge in a partial context is a call seen
+    /// on a stack whose bottom is unknown.
+    pub context: Completeness,
     /// Node id of the callee context (valid until the next purge).
     pub callee_node: u32,
 }
@@ -183,6 +224,7 @@ pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId], metric
                 weight,
                 share: share(&weight, &total, metric),
                 caller_depth: tree.depth(parent),
+                context: Completeness::of(tree, methods, node),
                 callee_node: node.raw(),
             }
         })
@@ -438,7 +480,7 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Frame, LineEntry, Marks, TreeConfig};
+    use crate::{Frame, LineEntry, Marks, TreeConfig, NO_BCI};
 
     /// main calls work (line 12) and fib, which recurses; some samples in each.
     fn sample_tree() -> (Pcct, MethodTable) {
@@ -499,5 +541,51 @@ mod tests {
         let metric = tree.config().metric;
         assert_eq!(HotNodeIds::copy(&tree, &nodes, steps, metric).unwrap().steps(), steps);
         assert_eq!(HotNodeIds::copy(&tree, &nodes, steps - 1, metric), Err(TooManySteps { steps }));
+    }
+
+    #[test]
+    fn an_edge_says_whether_its_context_is_whole_truncated_or_partial() {
+        let mut methods = MethodTable::new();
+        let main = methods.intern("app.Main", "main", "()V");
+        let work = methods.intern("app.Main", "work", "()V");
+        let hash = methods.intern("app.Main", "hash", "()I");
+        let broken = methods.intern_pseudo("[break_native]");
+        let unknown = methods.intern_pseudo("[unknown_Java]");
+        let f = Frame::new;
+        let truncated = f(Builtin::Truncated.id(), NO_BCI);
+        let stacks = [
+            vec![f(main, 1), f(work, 2), f(hash, 3)],
+            vec![truncated, f(work, 4), f(hash, 5)],
+            vec![f(broken, NO_BCI), f(work, 6), f(hash, 7)],
+            vec![f(Builtin::UnknownMethod.id(), NO_BCI), f(work, 8)],
+            vec![f(unknown, NO_BCI)],
+        ];
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        for stack in &stacks {
+            tree.record(&mut Marks::new(), stack, Weight::sample(1_000, 0)).unwrap();
+        }
+        let metric = tree.config().metric;
+        let edges = hot_edges(&tree, &methods, 100, metric);
+        let context = |caller: &str, callee: &str, call_site: Option<i32>| {
+            let edge = edges
+                .iter()
+                .find(|edge| {
+                    edge.caller.display == caller
+                        && edge.callee.display == callee
+                        && edge.call_site.map(|site| site.bci) == call_site
+                })
+                .unwrap_or_else(|| panic!("no edge {caller} -> {callee} at {call_site:?} in {edges:?}"));
+            edge.context
+        };
+        assert_eq!(context("[root]", "app.Main.main", None), Completeness::Whole);
+        assert_eq!(context("app.Main.main", "app.Main.work", Some(1)), Completeness::Whole);
+        assert_eq!(context("app.Main.work", "app.Main.hash", Some(2)), Completeness::Whole);
+        assert_eq!(context("[truncated]", "app.Main.work", None), Completeness::Truncated);
+        assert_eq!(context("app.Main.work", "app.Main.hash", Some(4)), Completeness::Truncated);
+        assert_eq!(context("[root]", "[break_native]", None), Completeness::Partial);
+        assert_eq!(context("app.Main.work", "app.Main.hash", Some(6)), Completeness::Partial);
+        assert_eq!(context("[unknown_method]", "app.Main.work", None), Completeness::Whole);
+        assert_eq!(context("[root]", "[unknown_Java]", None), Completeness::Partial);
+        assert_eq!(Completeness::of(&tree, &methods, NodeId::ROOT), Completeness::Whole);
     }
 }

@@ -112,6 +112,7 @@ async fn hot_edges_name_caller_call_site_and_callee() {
     let entry = find("[root]", MAIN);
     assert!(entry["call_site"].is_null(), "the root's calls have no call site: {entry}");
     assert_eq!(entry["caller_depth"], 0);
+    assert!(edges.iter().all(|edge| edge["context"] == "whole"), "every stack was walked whole: {edges:?}");
     let limited = fixture.get("/api/hot-edges?limit=2").await.ok_json();
     assert_eq!(limited["edges"].as_array().unwrap().len(), 2);
 }

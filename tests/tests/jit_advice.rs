@@ -96,6 +96,7 @@ per_jdk! {
         let client = served.client.clone();
         let big = wait_for_edge(&client, TOO_BIG, false, COMPILED);
         assert!(big["compiled_in"].is_string(), "{big:#}");
+        assert_eq!(big["context"], "whole", "{big:#}");
         wait_for_edge(&client, SMALL, true, COMPILED);
         // Start-up's hot calls (class loading, lambdas) are history: purge,
         // as a JIT-feedback client would, and advise on what runs now.
