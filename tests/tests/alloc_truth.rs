@@ -15,12 +15,17 @@
 //! standard error is at most 0.3 points (3 points is ten of them); the
 //! program stops after its bytes, not after a time. Run twice: every
 //! sample recorded (`alloc_rate=off`), and thinned by the rate limit to
-//! 10,000 a second, the kept samples weighed for the rest: 2 GiB at an
+//! 2,000 a second, the kept samples weighed for the rest: 2 GiB at an
 //! 8 KiB interval, 262,000 samples reported over 5-8 s on a quiet
-//! machine, of which 47,000-87,000 were kept (three runs on each JDK) and
-//! the rest thinned. A loaded machine runs the program in bursts at about
-//! its full speed, with pauses between them: it thins less, and still
-//! thins (checked: at least a fifth).
+//! machine (33,000-52,000 a second), of which about 10,000-16,000 are
+//! kept (a share's standard error at most 0.5 points, 0.7 with the
+//! weights' spread) and the rest thinned. A loaded machine runs the
+//! program slower, in bursts: it thins less, and must still thin at least
+//! a fifth. The limit is what makes that hold on a slow machine: at
+//! 10,000 a second a CI run beside a soak and a test loop took 39 s
+//! (6,500 samples a second) and thinned only 8 %; at 2,000 a second a run
+//! thins a fifth unless the program is about 15 times slower than on a
+//! quiet machine.
 
 use std::time::Duration;
 
@@ -64,10 +69,10 @@ per_jdk! {
 }
 
 per_jdk! {
-    /// The same split through the rate limit: 10,000 samples a second
-    /// kept (q about 0.2-0.35 on a quiet machine), weighed by 1/q.
+    /// The same split through the rate limit: 2,000 samples a second
+    /// kept (q about 0.04-0.06 on a quiet machine), weighed by 1/q.
     fn thinned_allocations_keep_the_split_and_the_totals(jdk) {
-        check_split(jdk, 2 * MEGABYTES, THINNED_INTERVAL_KIB, "10000");
+        check_split(jdk, 2 * MEGABYTES, THINNED_INTERVAL_KIB, "2000");
     }
 }
 
@@ -107,9 +112,9 @@ fn check_split(jdk: &pcct_tests::Jdk, megabytes: u64, interval_kib: u64, rate: &
     if rate == "off" {
         assert_eq!(thinned, 0, "alloc_rate=off thins nothing");
     } else {
-        // Not `thinned > recorded`: at a 32 KiB interval a 5,000-a-second
-        // limit thinned only 22-31 % of the samples while a loaded machine
-        // (a loop beside CI) ran the program at a tenth of its speed.
+        // Not `thinned > recorded`: a loaded machine runs the program
+        // slower and in bursts, and the first window of a burst keeps
+        // more than its share (the module docs say why a fifth holds).
         let reported = recorded + dropped + thinned;
         assert!(
             thinned * 5 >= reported,
