@@ -58,13 +58,16 @@ impl EdgeContexts {
                 let keep = if depth <= budget { depth } else { depth.min(TAIL_STEPS) };
                 budget = budget.saturating_sub(keep);
                 let mut path = Vec::with_capacity(keep);
-                let mut step = node;
+                let (mut step, mut last) = (node, node);
                 while step != NodeId::ROOT && path.len() < keep {
                     path.push((tree.method(step), tree.call_site(step)));
+                    last = step;
                     step = tree.parent(step).unwrap_or(NodeId::ROOT);
                 }
                 path.reverse();
-                let outermost = tree.method(tree.outermost(node));
+                // The path's first step when it reached the root, else walk
+                // on from where the budget cut it.
+                let outermost = tree.method(if step == NodeId::ROOT { last } else { tree.outermost(step) });
                 CopiedEdge { node, path, weight: tree.edge_weight(node), outermost }
             })
             .collect();
@@ -315,6 +318,10 @@ mod tests {
         let nodes = tree.top_edges(10);
         let contexts = EdgeContexts::copy(&tree, &nodes, 0);
         assert!(contexts.edges.iter().all(|edge| edge.path.len() == tree.depth(edge.node).min(TAIL_STEPS)));
+        for budget in [0, 1000] {
+            let contexts = EdgeContexts::copy(&tree, &nodes, budget);
+            assert!(contexts.edges.iter().all(|edge| edge.outermost == tree.method(tree.outermost(edge.node))));
+        }
     }
 
     #[test]

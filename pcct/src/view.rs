@@ -207,11 +207,24 @@ pub fn hot_edges(tree: &Pcct, methods: &MethodTable, limit: usize, metric: Metri
 /// their contexts' cum, which takes a pass over the tree: call it on a
 /// copy of the profile, not under the lock the sampler needs.
 pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId], metric: Metric) -> Vec<HotEdge> {
+    let edges: Vec<_> = edges.iter().map(|&node| (node, tree.method(tree.outermost(node)))).collect();
+    hot_edges_known(tree, methods, &edges, metric)
+}
+
+/// [`hot_edges_of`] for edges whose context's outermost method the caller
+/// already found (`(target node, outermost method)`), so it is not walked
+/// to again.
+pub fn hot_edges_known(
+    tree: &Pcct,
+    methods: &MethodTable,
+    edges: &[(NodeId, MethodId)],
+    metric: Metric,
+) -> Vec<HotEdge> {
     let total = tree.total();
     let cum = metric.is_event().then(|| tree.cumulative());
     edges
         .iter()
-        .map(|&node| {
+        .map(|&(node, outermost)| {
             let parent = tree.parent(node).unwrap_or(NodeId::ROOT);
             let weight = match &cum {
                 Some(cum) => crate::export::edge_weight(tree, cum, node),
@@ -224,7 +237,7 @@ pub fn hot_edges_of(tree: &Pcct, methods: &MethodTable, edges: &[NodeId], metric
                 weight,
                 share: share(&weight, &total, metric),
                 caller_depth: tree.depth(parent),
-                context: Completeness::of(tree, methods, node),
+                context: Completeness::of_outermost(methods, outermost),
                 callee_node: node.raw(),
             }
         })

@@ -236,8 +236,9 @@ impl<'r> Sampler<'r> {
         let mut timer = BusyWaitTimer::new(self.shared.control.interval(), waiting.0, waiting.1);
         while !self.shared.control.stop_requested() {
             let interval = self.shared.control.interval();
-            if self.waiting() != waiting {
-                waiting = self.waiting();
+            let now_waiting = self.waiting();
+            if now_waiting != waiting {
+                waiting = now_waiting;
                 timer = BusyWaitTimer::new(interval, waiting.0, waiting.1);
             }
             timer.set_interval(interval);

@@ -98,11 +98,13 @@ pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuer
 type CopiedEdges = (ProfileHeader, Metric, Vec<HotEdge>, EdgeContexts, Arc<MethodTable>);
 
 fn copy_edges(state: &AppState, profile: &Profile, edges: &[NodeId], resource: Metric) -> CopiedEdges {
+    let contexts = EdgeContexts::copy(&profile.tree, edges, MAX_HOT_NODE_STEPS);
+    let known: Vec<_> = contexts.edges.iter().map(|edge| (edge.node, edge.outermost)).collect();
     (
         state.header(&profile.tree),
         resource,
-        view::hot_edges_of(&profile.tree, &profile.methods, edges, resource),
-        EdgeContexts::copy(&profile.tree, edges, MAX_HOT_NODE_STEPS),
+        view::hot_edges_known(&profile.tree, &profile.methods, &known, resource),
+        contexts,
         Arc::clone(&profile.methods),
     )
 }
