@@ -86,6 +86,12 @@ Precision of two configurations over real methods, pooled over stored runs of th
 one's median correlation over all pairs of its rounds, their difference and its 95 % bootstrap interval
 (the rounds drawn again with replacement, 2000 times; benches/jvm/shares.py, precision_difference):
   python3 benches/jvm/harness.py --compare-precision pcct-1ms,ap-1ms benches/results/<run>/results.jsonl ...
+
+Where two configurations' rounds vary, pooled the same way: per workload, the methods that vary most
+(mean share, standard deviation and largest share of each configuration), and the variance summed over
+methods (benches/jvm/shares.py, method_spread); one profiler that adds variance or moves time between
+methods shows there:
+  python3 benches/jvm/harness.py --method-spread pcct-1ms,ap-1ms benches/results/<run>/results.jsonl ...
 """
 
 import argparse
@@ -112,7 +118,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
-from shares import allocator_shares, precision_difference, self_shares  # noqa: E402
+from shares import allocator_shares, method_spread, precision_difference, self_shares  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -1134,6 +1140,33 @@ def compare_precision(configs, paths):
         print(f"| {workload} | {len(shares[0])} / {len(shares[1])} | {difference:+.4f} | [{low:+.4f}, {high:+.4f}] |")
 
 
+def method_spread_table(configs, paths, top=8):
+    """Prints, per workload, each of two configurations' spread across rounds (rounds pooled over
+    `paths`): the variance summed over methods, and the `top` methods by the larger standard deviation."""
+    pair = configs.split(",")
+    runs = [run for path in paths for run in load_results(path)[1]
+            if run.get("ok") and run.get("method_shares") and run["config"] in pair]
+    for workload in sorted({run["workload"] for run in runs}):
+        spreads = [method_spread([run["method_shares"] for run in runs
+                                  if run["workload"] == workload and run["config"] == config]) for config in pair]
+        if None in spreads:
+            print(f"{workload}: fewer than two rounds of {' or '.join(pair)}\n")
+            continue
+        counts = [sum(1 for run in runs if run["workload"] == workload and run["config"] == c) for c in pair]
+        print(f"{workload}: variance summed over methods, " + ", ".join(
+            f"{config} {summed:.6f} ({count} rounds)" for config, (_, summed), count in zip(pair, spreads, counts)))
+        print("\n| method | " + " | ".join(f"{config}: mean (sd), largest" for config in pair) + " |")
+        print("|---|" + "---:|" * len(pair))
+        methods = set().union(*(per_method for per_method, _ in spreads))
+        ranked = sorted(methods, key=lambda m: -max(s[0].get(m, (0, 0, 0))[1] for s in spreads))[:top]
+        for method in ranked:
+            cells = [s[0].get(method, (0.0, 0.0, 0.0)) for s in spreads]
+            print(f"| `{method}` | " + " | ".join(
+                f"{mean * 100:.2f} % ({spread * 100:.2f}), {largest * 100:.2f} %" for mean, spread, largest in cells)
+                + " |")
+        print()
+
+
 def report(jsonl, record):
     meta, runs = load_results(jsonl)
     summary = summarise(meta, runs)
@@ -1184,6 +1217,9 @@ def parse_args():
     parser.add_argument("--compare-precision", nargs="+", metavar="A,B JSONL",
                         help="two configurations' precision over real methods, pooled over stored results, and "
                              "how surely they differ (no run)")
+    parser.add_argument("--method-spread", nargs="+", metavar="A,B JSONL",
+                        help="where two configurations' rounds vary: per method and summed, pooled over stored "
+                             "results (no run)")
     args = parser.parse_args()
     if args.smoke:
         for key, value in SMOKE.items():
@@ -1200,6 +1236,11 @@ def main():
         if len(args.compare_precision) < 2 or "," not in args.compare_precision[0]:
             raise SystemExit("--compare-precision A,B JSONL [JSONL ...]: two configurations, then results files")
         compare_precision(args.compare_precision[0], args.compare_precision[1:])
+        return
+    if args.method_spread:
+        if len(args.method_spread) < 2 or "," not in args.method_spread[0]:
+            raise SystemExit("--method-spread A,B JSONL [JSONL ...]: two configurations, then results files")
+        method_spread_table(args.method_spread[0], args.method_spread[1:])
         return
     workloads = args.workloads.split(",")
     for workload in workloads:

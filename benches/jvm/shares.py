@@ -125,6 +125,22 @@ def precision_difference(shares_a, shares_b, resamples=2000, seed=1):
     return observed[0] - observed[1], draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
 
 
+def method_spread(share_maps):
+    """How a configuration's rounds vary per method: (method -> (mean share, standard deviation, largest
+    share), the variance across rounds summed over methods). Two profilers of the same workload both see
+    its own variance (the JIT's choices, the heap's growth): a profiler that adds to it, or moves time
+    between methods, shows here as a larger sum or as methods whose mean or spread differs. None with
+    fewer than two rounds."""
+    if len(share_maps) < 2:
+        return None
+    methods = set().union(*share_maps)
+    per_method = {}
+    for method in methods:
+        values = [shares.get(method, 0.0) for shares in share_maps]
+        per_method[method] = (statistics.fmean(values), statistics.stdev(values), max(values))
+    return per_method, sum(spread ** 2 for _, spread, _ in per_method.values())
+
+
 def self_test():
     pcct = "A.main;A.run;A.leaf 300\nA.main;A.run 100\n[unknown_Java] 100\n[break_compiled];A.leaf 100\n"
     shares, no_java, total = self_shares(pcct)
@@ -149,3 +165,7 @@ def self_test():
     assert difference == 0 and low <= 0 <= high, (difference, low, high)
     difference, low, high = precision_difference(steady, shifting, resamples=200)
     assert difference > 1 and low <= difference <= high, (difference, low, high)
+    per_method, summed = method_spread(shifting)
+    assert abs(per_method["a"][0] - 1 / 3) < 1e-9 and per_method["b"][2] == 0.5 and per_method["c"][1] > 0.17
+    assert abs(summed - sum(statistics.variance([r[m] for r in shifting]) for m in "abc")) < 1e-12
+    assert method_spread(steady)[1] < summed and method_spread(steady[:1]) is None
