@@ -86,17 +86,18 @@
 //! the slot; the handler reads the thread's CPU clock (one system call) only
 //! on every [`CPU_CLOCK_EVERY`]th signal and on a signal that comes over one
 //! and a half intervals of the counter after the previous one's handler
-//! ended with the thread on its CPU all along ([`needs_cpu_clock`]): it ran
-//! on and signals were lost (one still pending when the next interval ran
-//! out, in the kernel, merges with it; a timer late in a virtual machine
-//! skips intervals). The sampler then weighs the sample by that reading, so
-//! the intervals' sum stays on the thread's CPU clock, and intervals lost
-//! while the thread stayed on its CPU go to the sample right after them, as
-//! when every handler read the clock (those lost by a thread switched out
-//! meanwhile, to the next sixteenth).
-//! Most handlers thus make none of the two system calls (1-3 µs each with
-//! the kernel cold after an interval of Java; BENCHMARKS.md, "The handler
-//! without system calls"). Before the sampler thread has calibrated the
+//! ended ([`needs_cpu_clock`]): signals may have been lost (one still
+//! pending when the next interval ran out, in the kernel, merges with it: a
+//! long system call's intervals arrive as one signal at its return; a timer
+//! late in a virtual machine skips intervals), or the thread waited for a
+//! CPU, which only the clock tells apart. The sampler then weighs the
+//! sample by that reading, so the intervals' sum stays on the thread's CPU
+//! clock, and intervals lost go to the sample right after them, where the
+//! thread was when they ran out, as when every handler read the clock.
+//! On a quiet machine most handlers thus make none of the two system calls
+//! (1-3 µs each with the kernel cold after an interval of Java;
+//! BENCHMARKS.md, "The handler without system calls"); on a busy one, a
+//! thread that waited for a CPU reads the clock once after the wait. Before the sampler thread has calibrated the
 //! counter (its first 20 ms), or without an invariant counter or a perf
 //! page, a timer's handler reads the CPU clock at its start and end, as
 //! the sampler's does.
@@ -278,8 +279,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // One interval of the thread's CPU, whether or not it is sampled.
     let counted =
         (timed && slot.generation() == generation).then(|| slot.timer_signals.fetch_add(1, Ordering::Relaxed));
-    let clock = HandlerClock::start(timer, entered_at, |switches| {
-        counted.is_some_and(|number| needs_cpu_clock(slot, entered_at, number, switches))
+    let clock = HandlerClock::start(timer, entered_at, || {
+        counted.is_some_and(|number| needs_cpu_clock(slot, entered_at, number))
     });
     let asking = cycles::now();
     // SAFETY: gettid is a plain system call, async-signal-safe.
@@ -350,21 +351,24 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
 pub const CPU_CLOCK_EVERY: u64 = 16;
 
 /// Whether the handler of a timer's signal, the `number`th counted for
-/// `slot`, entered at counter value `entered_at` with the timer's perf page's
-/// sequence word `switches`, reads the thread's CPU clock for the sample's
-/// weight: every [`CPU_CLOCK_EVERY`]th signal, and one that comes over
-/// [`tsc::gap_cycles`] after the previous one's handler ended while the
-/// thread stayed on its CPU (the sequence word unchanged): it ran on, and
-/// signals were lost. (A thread switched out meanwhile may just have waited
-/// for a CPU, as on a busy machine most do: its lost intervals, if any, are
-/// put back on the clock by the next sixteenth signal.)
+/// `slot`, entered at counter value `entered_at`, reads the thread's CPU
+/// clock for the sample's weight: every [`CPU_CLOCK_EVERY`]th signal, and
+/// one that comes over [`tsc::gap_cycles`] after the previous one's handler
+/// ended. Such a thread either ran on and signals were lost (merged with
+/// one pending while it was in the kernel: a long system call's intervals
+/// are taken as one signal at its return), or it was switched out and
+/// waited. Only the clock tells which; taking the intervals lost by a
+/// thread switched out meanwhile for a wait (as before 2026-11-28) put them
+/// on the next sixteenth signal's sample, elsewhere in the code: a thread
+/// reading 32 MiB at a time on a busy machine had its reads' share at 47-68 %
+/// against a truth of 76-79 % (BENCHMARKS.md, "Long system calls").
 #[inline]
-fn needs_cpu_clock(slot: &Slot, entered_at: u64, number: u64, switches: u32) -> bool {
+fn needs_cpu_clock(slot: &Slot, entered_at: u64, number: u64) -> bool {
     if number.is_multiple_of(CPU_CLOCK_EVERY) {
         return true;
     }
-    let (exit, switches_then) = slot.last_timer_handler();
-    exit != 0 && switches_then == switches && entered_at.wrapping_sub(exit) > tsc::gap_cycles()
+    let exit = slot.last_timer_handler();
+    exit != 0 && entered_at.wrapping_sub(exit) > tsc::gap_cycles()
 }
 
 /// How a handler times itself, and the thread's CPU clock if it read it.
@@ -387,12 +391,12 @@ impl HandlerClock {
     /// (`None`); a timer's handler timed by the counter reads the CPU clock
     /// too if `read_cpu` says so, given the perf page's sequence word.
     #[inline]
-    fn start(timer: Option<i32>, entered_at: u64, read_cpu: impl FnOnce(u32) -> bool) -> HandlerClock {
+    fn start(timer: Option<i32>, entered_at: u64, read_cpu: impl FnOnce() -> bool) -> HandlerClock {
         let counter = timer.filter(|_| tsc::calibrated()).and_then(|fd| {
             let page = cpu_timer::page_of(fd);
             cpu_timer::switches(page).map(|switches| (entered_at, page, switches))
         });
-        let cpu_start = counter.is_none_or(|(_, _, switches)| read_cpu(switches)).then(|| {
+        let cpu_start = (counter.is_none() || read_cpu()).then(|| {
             let reading = cycles::now();
             // The handler's own CPU time (not wall time: a handler
             // preempted on a busy machine has not cost more).
@@ -695,13 +699,13 @@ mod tests {
     }
 
     #[test]
-    fn a_timers_handler_reads_the_cpu_clock_every_sixteenth_signal_and_after_a_gap_on_its_cpu() {
+    fn a_timers_handler_reads_the_cpu_clock_every_sixteenth_signal_and_after_a_gap() {
         let slot = Slot::new();
         let now = tsc::now();
         slot.timer_handler_ended(now, Some(7));
         // Right after the previous handler: only every sixteenth signal.
-        assert!(needs_cpu_clock(&slot, now, 0, 7) && needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY, 7));
-        assert!(!needs_cpu_clock(&slot, now, 1, 7) && !needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY - 1, 7));
+        assert!(needs_cpu_clock(&slot, now, 0) && needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY));
+        assert!(!needs_cpu_clock(&slot, now, 1) && !needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY - 1));
         let mut calibration = tsc::Calibration::begin();
         std::thread::sleep(tsc::CALIBRATION + std::time::Duration::from_millis(5));
         if calibration.tick().is_none() && !tsc::calibrated() {
@@ -711,11 +715,10 @@ mod tests {
         tsc::set_gap(std::time::Duration::from_millis(1));
         let gap = tsc::gap_cycles();
         assert!(gap < u64::MAX);
-        assert!(!needs_cpu_clock(&slot, now + gap, 1, 7), "one and a half intervals later");
-        assert!(needs_cpu_clock(&slot, now + gap + 1, 1, 7), "more, on its CPU all along");
-        assert!(!needs_cpu_clock(&slot, now + gap + 1, 1, 9), "more, but it was switched out");
+        assert!(!needs_cpu_clock(&slot, now + gap, 1), "one and a half intervals later");
+        assert!(needs_cpu_clock(&slot, now + gap + 1, 1), "more: lost signals or a wait, the clock tells");
         // Nothing known of a previous handler: only every sixteenth.
         slot.timer_handler_ended(now, None);
-        assert!(!needs_cpu_clock(&slot, now + gap + 1, 1, 7));
+        assert!(!needs_cpu_clock(&slot, now + gap + 1, 1));
     }
 }

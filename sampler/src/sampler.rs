@@ -22,9 +22,9 @@
 //! and the handler takes the slot if it is idle (`Slot::claim`). The sample
 //! weighs the intervals the timer signalled since the previous sample
 //! (taken or refused; `Slot::timer_signals`), or, where the handler read
-//! the thread's CPU clock (every 16th signal, and after signals lost while
-//! the thread stayed on its CPU: see `handler`), the CPU since the previous
-//! sample. The sampler then ticks strictly periodically without spinning,
+//! the thread's CPU clock (every 16th signal, and after a gap over one and
+//! a half intervals: signals lost, or a wait for a CPU; see `handler`), the
+//! CPU since the previous sample. The sampler then ticks strictly periodically without spinning,
 //! reads a timed thread's CPU clock only every [`TIMED_READ_EVERY_TICKS`]
 //! ticks, and signals only the threads the kernel refused a timer.
 //!

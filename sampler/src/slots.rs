@@ -198,10 +198,9 @@ pub struct Slot {
     /// sample; read by the sampler when it opens a timer.
     pub(crate) timer_signals: AtomicU64,
     /// The processor's counter (`tsc`) when the handler of the thread's
-    /// previous timer signal ended (0: not known), and its timer's perf
-    /// page's sequence word then; handler only ([`Slot::timer_handler_ended`]).
+    /// previous timer signal ended (0: not known); handler only
+    /// ([`Slot::timer_handler_ended`]).
     last_timer_exit: AtomicU64,
-    last_timer_switches: AtomicU32,
     // Results of the last handler run, published by the store of READY.
     result: AtomicI32,
     walker: AtomicU8,
@@ -231,7 +230,6 @@ impl Slot {
             requested_wall_ns: AtomicU64::new(0),
             timer_signals: AtomicU64::new(0),
             last_timer_exit: AtomicU64::new(0),
-            last_timer_switches: AtomicU32::new(0),
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
@@ -304,18 +302,18 @@ impl Slot {
     }
 
     /// A handler of the thread's timer ended at counter value `exit`, the
-    /// timer's perf page's sequence word then `switches` (`None`: not read,
-    /// nothing known). Handler only, on the thread. Async-signal-safe.
+    /// timer's perf page's sequence word then `switches` (`None`: the page
+    /// not read, the counter not known to time the thread: nothing known).
+    /// Handler only, on the thread. Async-signal-safe.
     #[inline]
     pub(crate) fn timer_handler_ended(&self, exit: u64, switches: Option<u32>) {
-        self.last_timer_switches.store(switches.unwrap_or(0), Ordering::Relaxed);
         self.last_timer_exit.store(if switches.is_some() { exit } else { 0 }, Ordering::Relaxed);
     }
 
-    /// What [`Slot::timer_handler_ended`] left: (counter, sequence word).
+    /// What [`Slot::timer_handler_ended`] left: the counter (0: not known).
     #[inline]
-    pub(crate) fn last_timer_handler(&self) -> (u64, u32) {
-        (self.last_timer_exit.load(Ordering::Relaxed), self.last_timer_switches.load(Ordering::Relaxed))
+    pub(crate) fn last_timer_handler(&self) -> u64 {
+        self.last_timer_exit.load(Ordering::Relaxed)
     }
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the

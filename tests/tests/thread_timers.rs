@@ -67,12 +67,15 @@ per_jdk! {
         assert!(busy * 4 <= timed, "a quarter of the timer's signals found the slot busy: {described}");
         // With an invariant time-stamp counter the timer's handlers read no
         // clock once the sampler calibrated it (its first 20 ms), but on
-        // every sixteenth signal and after signals lost while the thread
-        // stayed on its CPU (sampler/src/handler.rs, "Timing itself"):
-        // measured 92-94 % of javac's samples read none.
+        // every sixteenth signal and after a signal that comes over one and
+        // a half intervals after the previous one (sampler/src/handler.rs,
+        // "Timing itself"): 92-94 % of javac's samples read none on a quiet
+        // machine, but on a busy one a thread waiting for a CPU between two
+        // signals is common (17-31 % read none in three runs beside CI),
+        // so only the path's use is checked, not how often.
         let counter_timed = sampler_counter(&json, "timer_samples_counter_timed");
         if invariant_tsc() {
-            assert!(counter_timed * 4 >= timed * 3, "{described}");
+            assert!(counter_timed > 0, "no handler timed by the counter: {described}");
             // Switched out during a handler of tens of microseconds: 0.1-0.9 %
             // of handlers on a quiet machine, 11 % with CI and a loop of
             // another JVM test on the same two cores (other threads' wakeups

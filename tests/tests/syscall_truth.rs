@@ -1,0 +1,65 @@
+//! Time in system calls against the truth: SyscallTruth.java's thread
+//! repeats Java arithmetic (`spin`), long reads (`readBig`: kernel copies
+//! many sampling intervals long) and short system calls (`stat`), and
+//! measures each one's CPU with its own thread CPU clock. pcct's CPU per
+//! method (each method's contexts' cum CPU, over the three) must match
+//! that within 3 points on both JDKs, on a quiet machine and on a busy
+//! one (the suite runs beside it).
+//!
+//! What it guards: a thread's timer interrupts it after every interval of
+//! its CPU, but the intervals that run out during a long read reach it as
+//! one signal at the read's return, so a sample counted as one interval
+//! gives `readBig` about a third of its CPU (async-profiler 4.5 in the same
+//! rounds: 31-36 % against a truth of 75-78 %). pcct weighs that sample by
+//! the thread's CPU clock, read in the handler when a signal comes over
+//! one and a half intervals after the previous one; before 2026-11-28 it
+//! skipped the reading when the thread had been switched out meanwhile,
+//! and on a busy machine `readBig` got 47-68 % (BENCHMARKS.md, "Long
+//! system calls").
+
+use std::time::Duration;
+
+use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
+
+const CLASS: &str = "SyscallTruth";
+/// The busy thread's CPU the program runs for: about 1,000 samples at 1 ms
+/// (a long read's intervals are one sample), 250 of them in `spin`.
+const CPU_SECONDS: &str = "4";
+/// Samples in the three methods below which shares are not judged.
+const MIN_SAMPLES: u64 = 500;
+const TOLERANCE_POINTS: f64 = 3.0;
+/// (method, the program's name for its CPU on stdout).
+const METHODS: [(&str, &str); 3] = [("spin", "spin_ns"), ("readBig", "read_ns"), ("stat", "stat_ns")];
+
+per_jdk! {
+    fn cpu_in_long_and_short_system_calls_matches_the_threads_clock(jdk) {
+        let fixture = Fixture::new("syscall-truth");
+        let profile_path = fixture.path("p.json");
+        let finished = Jvm::new(jdk, &fixture, CLASS)
+            .arg(fixture.dir().display().to_string())
+            .arg(CPU_SECONDS)
+            .agent(format!("interval=1ms,file={},{QUIET_HTTP}", profile_path.display()))
+            .run(Duration::from_secs(180));
+        finished.assert_success();
+        let truth: Vec<f64> = METHODS.iter().map(|(_, key)| finished.stdout_value(key) as f64).collect();
+        let profile = Profile::read(&profile_path);
+        let measured: Vec<f64> = METHODS.iter().map(|(name, _)| profile.cum_of(CLASS, name).cpu_ns as f64).collect();
+        let samples: u64 = METHODS.iter().map(|(name, _)| profile.cum_of(CLASS, name).samples).sum();
+        let (truth_sum, measured_sum) = (truth.iter().sum::<f64>(), measured.iter().sum::<f64>());
+        let shares = |values: &[f64], sum: f64| -> Vec<f64> { values.iter().map(|v| v * 100.0 / sum.max(1.0)).collect() };
+        let (truth, measured) = (shares(&truth, truth_sum), shares(&measured, measured_sum));
+        let context = format!(
+            "JDK {}: truth {truth:.1?}, pcct {measured:.1?} (spin, readBig, stat; {samples} samples)\n{}",
+            jdk.major,
+            profile.top_methods(8)
+        );
+        eprintln!("{context}");
+        assert!(samples >= MIN_SAMPLES, "too few samples to judge shares\n{context}");
+        for (((name, _), expected), share) in METHODS.iter().zip(&truth).zip(&measured) {
+            assert!(
+                (share - expected).abs() <= TOLERANCE_POINTS,
+                "{name}: {share:.1} % of the three's CPU in pcct, {expected:.1} % by the thread's clock (±{TOLERANCE_POINTS})\n{context}"
+            );
+        }
+    }
+}
