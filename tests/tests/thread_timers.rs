@@ -63,8 +63,14 @@ per_jdk! {
         // sampler thread late on a loaded machine), and threads the sampler
         // saw before their timer opened may have one sampler signal each.
         assert!(timed >= 500 && timed * 10 >= recorded * 9, "{described}");
+        // A signal finds the slot busy when the sampler thread has not yet
+        // drained the previous sample: 3-7 % on a quiet machine, 26 % in
+        // one run of a loop beside CI, another loop and a thread-churn test
+        // on the same two cores (the sampler thread waits for a CPU like
+        // any other). A sampler that stopped draining would leave all but
+        // the first busy.
         let busy = sampler_counter(&json, "timer_signals_busy");
-        assert!(busy * 4 <= timed, "a quarter of the timer's signals found the slot busy: {described}");
+        assert!(busy * 2 <= timed, "half the timer's signals found the slot busy: {described}");
         // With an invariant time-stamp counter the timer's handlers read no
         // clock once the sampler calibrated it (its first 20 ms), but on
         // every sixteenth signal and after a signal that comes over one and
