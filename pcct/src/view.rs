@@ -101,11 +101,6 @@ pub enum Completeness {
 }
 
 impl Completeness {
-    /// The context of `node`.
-    pub fn of(tree: &Pcct, methods: &MethodTable, node: NodeId) -> Completeness {
-        Completeness::of_outermost(methods, tree.method(tree.outermost(node)))
-    }
-
     /// The context whose outermost frame is of `outermost`. A frame the VM
     /// reported without a name (`[unknown_method]`, `[unloaded]`) is a
     /// frame all the same.
@@ -599,6 +594,9 @@ mod tests {
         assert_eq!(context("app.Main.work", "app.Main.hash", Some(6)), Completeness::Partial);
         assert_eq!(context("[unknown_method]", "app.Main.work", None), Completeness::Whole);
         assert_eq!(context("[root]", "[unknown_Java]", None), Completeness::Partial);
-        assert_eq!(Completeness::of(&tree, &methods, NodeId::ROOT), Completeness::Whole);
+        assert_eq!(
+            Completeness::of_outermost(&methods, tree.method(tree.outermost(NodeId::ROOT))),
+            Completeness::Whole
+        );
     }
 }

@@ -97,10 +97,10 @@
 //! On a quiet machine most handlers thus make none of the two system calls
 //! (1-3 µs each with the kernel cold after an interval of Java;
 //! BENCHMARKS.md, "The handler without system calls"); on a busy one, a
-//! thread that waited for a CPU reads the clock once after the wait. Before the sampler thread has calibrated the
-//! counter (its first 20 ms), or without an invariant counter or a perf
-//! page, a timer's handler reads the CPU clock at its start and end, as
-//! the sampler's does.
+//! thread that waited for a CPU reads the clock once after the wait.
+//! Before the sampler thread has calibrated the counter (its first 20 ms),
+//! or without an invariant counter or a perf page, a timer's handler reads
+//! the CPU clock at its start and end, as the sampler's does.
 //!
 //! # Has the thread run?
 //!
