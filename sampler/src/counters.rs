@@ -13,8 +13,8 @@
 //! ```
 //!
 //! (A signal of a thread's own CPU timer counts as sent when the sample
-//! it took is drained; one that found its previous sample not yet drained
-//! is `timer_signals_busy`.)
+//! it took is drained; one that found its slot's two places taken is
+//! `timer_signals_busy`.)
 //!
 //! The profile's sample total is `samples_recorded + samples_failed +
 //! samples_wall_credited` (less what purges cleared).
@@ -214,8 +214,12 @@ counters! {
     timers_refused,
     /// Samples a thread's own CPU timer took (also counted in `signals_sent`).
     timer_samples,
-    /// Signals of a thread's CPU timer that found its previous sample not
-    /// yet drained (the sampler thread late): no sample.
+    /// Samples of a thread's own timer taken while its previous sample
+    /// still waited for the sampler thread (the slot's second place,
+    /// `slots`; part of `timer_samples`).
+    timer_samples_queued,
+    /// Signals of a thread's CPU timer that found both places of its slot
+    /// taken (the sampler thread late by two intervals): no sample.
     timer_signals_busy,
     /// Samples of a thread's own timer whose handler read no clock: it
     /// timed itself by the processor's counter (`tsc`), and the sample

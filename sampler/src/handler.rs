@@ -60,9 +60,10 @@
 //! Two senders ask for samples. With `timer=thread` (cpu mode, the
 //! default) each thread's own CPU timer (`cpu_timer`) signals it after
 //! every interval of its CPU time, from its own CPU: the signal comes with
-//! `si_code` `POLL_IN` and the timer's descriptor, and it takes the slot
-//! if it is idle (its previous sample drained): the sampler asks for
-//! nothing, it only drains.
+//! `si_code` `POLL_IN` and the timer's descriptor, and it takes a place in
+//! the slot (the first if its previous sample was drained, else the
+//! second, writing the other half of the frame buffer; `slots`): the
+//! sampler asks for nothing, it only drains.
 //! Such a thread has run and was on a CPU, so the two checks below are
 //! skipped; the handler counts the signal in the slot (taken or refused,
 //! each stands for an interval of the thread's CPU: the sample's weight,
@@ -153,10 +154,11 @@ use crate::agct::{self, CallTrace};
 use crate::cpu_timer;
 use crate::cycles::{self, Part};
 use crate::hotspot::walker::{Broken, Ending};
-use crate::hotspot::{self, cache::FrameCache, history::History, memory::VmMemory, walker};
+use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
-    HandlerResult, Slot, HANDLER_UNMEASURED, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+    HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT,
+    SLOTS,
 };
 use crate::tsc;
 
@@ -286,10 +288,11 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // SAFETY: gettid is a plain system call, async-signal-safe.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
     cycles::since(Part::Gettid, asking);
-    // A timer's signal takes an idle slot itself; the sampler's answers its
-    // request.
-    let entered = if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid) };
-    if !entered {
+    // A timer's signal takes a free place in the slot itself; the
+    // sampler's answers its request.
+    let place =
+        if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid).then_some(Place::First) };
+    let Some(place) = place else {
         // A timer runs on whether or not its previous sample was drained.
         let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
         refused.fetch_add(1, Ordering::Relaxed);
@@ -297,7 +300,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
             slot.timer_handler_ended(tsc::now(), clock.switches());
         }
         return;
-    }
+    };
 
     // SAFETY: `ucontext` is the kernel's ucontext_t for this signal.
     let registers = unsafe { registers::read(ucontext) };
@@ -311,9 +314,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     };
     let captured = match unwalked {
         Some(result) => Captured { result, walker: Walker::None, broken: 0, half: 0, reused: 0 },
-        // SAFETY: the slot is IN_HANDLER, so its buffer is this handler's;
+        // SAFETY: the slot is IN_HANDLER or IN_SECOND (`place`), so the
+        // half `capture` writes is this handler's;
         // `ucontext` is the kernel's.
-        None => unsafe { capture(slot, ucontext, &registers, tid) },
+        None => unsafe { capture(slot, place, ucontext, &registers, tid) },
     };
     let (handler_ns, end, switches) = clock.stop();
     if counted.is_some() {
@@ -580,20 +584,40 @@ struct Captured {
     reused: u16,
 }
 
-/// Walks the stack into the slot's buffer: pcct's walker first, then
-/// AsyncGetCallTrace for what it could not finish (written after pcct's
-/// partial frames, so they survive if AsyncGetCallTrace fails too).
+/// Walks the stack into the slot's buffer, in the half `place` leaves
+/// free: pcct's walker first, then AsyncGetCallTrace for what it could not
+/// finish (written after pcct's partial frames, so they survive if
+/// AsyncGetCallTrace fails too).
 ///
 /// # Safety
-/// The slot is IN_HANDLER (its buffer is the caller's); `ucontext` is the
-/// kernel's for this signal, on the thread `tid` it interrupted.
-unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER_COUNT], tid: i32) -> Captured {
+/// The slot is IN_HANDLER or IN_SECOND (`place`): the half of its buffer
+/// this writes is the caller's; `ucontext` is the kernel's for this signal,
+/// on the thread `tid` it interrupted.
+unsafe fn capture(
+    slot: &Slot,
+    place: Place,
+    ucontext: *mut c_void,
+    registers: &[u64; REGISTER_COUNT],
+    tid: i32,
+) -> Captured {
     let (buffer, capacity) = slot.buffer();
     // SAFETY: the history is null or a live History (see
-    // `Slot::handler_history`), and the slot is IN_HANDLER: it is this
-    // handler's until it publishes.
+    // `Slot::handler_history`), and the slot is IN_HANDLER or IN_SECOND:
+    // it is this handler's until it publishes.
     let mut history = unsafe { slot.handler_history().as_mut() };
-    let half = history.as_deref().map_or(0, History::next_half);
+    let waiting_half = match place {
+        Place::First => None,
+        Place::Second { waiting_half } => Some(waiting_half.min(1)),
+    };
+    let half = match (history.as_deref_mut(), waiting_half) {
+        (Some(history), waiting) => {
+            if let Some(waiting) = waiting {
+                history.avoid(waiting);
+            }
+            history.next_half()
+        }
+        (None, waiting) => waiting.map_or(0, |waiting| 1 - waiting),
+    };
     // SAFETY: `half` is 0 or 1; the buffer holds two halves of `capacity` frames.
     let out_half = unsafe { buffer.add(half * capacity) };
     let mut partial = 0;
@@ -605,7 +629,9 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
                 let walk = match history.as_deref_mut() {
                     Some(history) => {
                         // SAFETY: the two halves are disjoint, `capacity`
-                        // frames each, and ours (IN_HANDLER).
+                        // frames each; the one written is ours (IN_HANDLER,
+                        // or IN_SECOND and not the waiting sample's:
+                        // `History::avoid`), the other only read.
                         let halves = unsafe {
                             [
                                 std::slice::from_raw_parts_mut(buffer, capacity),
@@ -618,7 +644,8 @@ unsafe fn capture(slot: &Slot, ucontext: *mut c_void, registers: &[u64; REGISTER
                         walk
                     }
                     None => {
-                        // SAFETY: the half holds `capacity` frames and is ours (IN_HANDLER).
+                        // SAFETY: the half holds `capacity` frames and is
+                        // ours (IN_HANDLER, or IN_SECOND and the other half).
                         let out = unsafe { std::slice::from_raw_parts_mut(out_half, capacity) };
                         let memo = walker::Memo { cache: Some(FrameCache::process()), ..walker::Memo::default() };
                         walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo)

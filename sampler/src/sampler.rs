@@ -52,8 +52,8 @@ use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
 use crate::slots::{
-    self, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HANDLER_UNMEASURED, HIGH_WATER, RESULT_DEFERRED,
-    RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+    self, Drained, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HANDLER_UNMEASURED, HIGH_WATER,
+    RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
 };
 use crate::timer::{now_ns, BusyWaitTimer};
 
@@ -505,7 +505,7 @@ impl<'r> Sampler<'r> {
         let high = HIGH_WATER.load(Ordering::Acquire);
         for (index, slot) in SLOTS[..high].iter().enumerate() {
             match slot.state() {
-                SlotState::Ready => self.collect_ready(index, slot),
+                SlotState::Ready | SlotState::ReadyTwo => self.collect_ready(index, slot),
                 SlotState::Retired => {
                     if let Some(old) = self.threads[index].take() {
                         self.forget(old);
@@ -541,11 +541,21 @@ impl<'r> Sampler<'r> {
         counters_add(&self.shared.counters.signals_stale, stale);
     }
 
-    /// Copies one READY slot's sample into `pending`, with the CPU and wall
-    /// time since the thread's previous sample.
+    /// Copies one READY (or READY_TWO) slot's samples into `pending`, the
+    /// older first.
     fn collect_ready(&mut self, index: usize, slot: &Slot) {
-        let mut frames = Vec::new();
-        let Some(drained) = slot.drain(&mut frames) else { return };
+        let drained = slot.drain();
+        if drained.len() > 1 {
+            counters_add(&self.shared.counters.timer_samples_queued, 1);
+        }
+        for sample in drained {
+            self.collect_sample(index, sample);
+        }
+    }
+
+    /// Copies one drained sample into `pending`, with the CPU and wall time
+    /// since the thread's previous sample.
+    fn collect_sample(&mut self, index: usize, drained: Drained) {
         self.count_walk(&drained.handler);
         let timed = drained.handler.timed;
         if timed {
@@ -577,7 +587,7 @@ impl<'r> Sampler<'r> {
             broken: drained.handler.broken,
             cpu_delta,
             wall_delta,
-            frames,
+            frames: drained.frames,
         });
     }
 

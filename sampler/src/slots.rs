@@ -2,8 +2,9 @@
 //! itself (registration, its signal handler), the sampler thread and
 //! nobody else.
 //!
-//! A slot is a one-element mailbox between a thread's signal handler and the
-//! sampler thread. Its state machine lives here, one method per transition:
+//! A slot is a mailbox of two places between a thread's signal handler and
+//! the sampler thread. Its state machine lives here, one method per
+//! transition:
 //!
 //! ```text
 //!          occupy              request                enter_handler
@@ -14,8 +15,12 @@
 //!    |               |                 claim (a thread's own timer)        |
 //!    | release       |                                                     v
 //!    |               +------------------- DRAINING <------------------- READY
-//!    |                       (drain: one call, READY -> DRAINING -> IDLE)
-//!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER and DRAINING)
+//!    |                       (drain: one call,  ^                         |
+//!    |                        READY or          |                         | claim (its timer
+//!    |                        READY_TWO ->      |                         | again, the first
+//!    |                        DRAINING -> IDLE) |                         v sample waiting)
+//!    |                                      READY_TWO <-- publish -- IN_SECOND
+//!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER, IN_SECOND and DRAINING)
 //! ```
 //!
 //! | transition | who | from -> to |
@@ -24,11 +29,23 @@
 //! | [`Slot::request`] | sampler (before its signal) | IDLE -> REQUESTED |
 //! | [`Slot::withdraw`] | sampler (request lost, or its signal not sent) | REQUESTED -> IDLE |
 //! | [`Slot::enter_handler`] | the thread's signal handler (the sampler's signal) | REQUESTED -> IN_HANDLER |
-//! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER |
-//! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER -> READY |
-//! | [`Slot::drain`] | sampler | READY -> DRAINING -> IDLE |
-//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY -> RETIRED |
+//! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER, READY -> IN_SECOND |
+//! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER -> READY, IN_SECOND -> READY_TWO |
+//! | [`Slot::drain`] | sampler | READY or READY_TWO -> DRAINING -> IDLE |
+//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY, READY_TWO -> RETIRED |
 //! | [`Slot::release`] | sampler | RETIRED -> FREE |
+//!
+//! The second place is a thread's own timer's: its signals come after
+//! every interval of the thread's CPU, whether or not the sampler thread
+//! has drained the previous sample (it waits for a CPU like any other
+//! thread). With one place, 3.2 % of H2's and 6.9 % of javac's timer
+//! signals found it taken at 1 ms on two quiet vCPUs (BENCHMARKS.md,
+//! "Thirty rounds a workload"): fewer samples, each weighing more. A
+//! second handler writes the other half of the frame buffer, so the
+//! first sample's frames stay as they are; a third signal before the
+//! drain is refused (`timer_signals_busy`) and its CPU goes to the
+//! thread's next sample. The sampler drains both samples at once, the
+//! older first.
 //!
 //! The state and the registration's generation share one atomic word, and
 //! every move is a compare-and-swap of that word, so a transition checks
@@ -37,9 +54,10 @@
 //! with the old registration's signal). A late signal, a thread that ends
 //! while it is being sampled, or a reused thread id can at worst lose one
 //! sample (which is counted); it can never make two parties use one buffer
-//! at once: the frame buffer belongs to the handler while the slot is
-//! IN_HANDLER, to the sampler while it is DRAINING, to registration while
-//! it is FREE, and to nobody otherwise.
+//! at once: a half of the frame buffer belongs to the handler while the
+//! slot is IN_HANDLER or IN_SECOND (the half it writes; the other holds
+//! the waiting sample, which nobody writes), to the sampler while it is
+//! DRAINING, to registration while it is FREE, and to nobody otherwise.
 //!
 //! Frame buffers are allocated at registration (never in the handler) and
 //! kept with their slot for the next thread, so memory is bounded by the
@@ -86,10 +104,15 @@ pub enum SlotState {
     Draining = 5,
     /// The thread ended; the sampler frees the slot.
     Retired = 6,
+    /// A sample waits for the sampler and the thread's handler (of its own
+    /// timer) writes a second.
+    InSecond = 7,
+    /// Two samples wait for the sampler.
+    ReadyTwo = 8,
 }
 
 impl SlotState {
-    const ALL: [SlotState; 7] = [
+    const ALL: [SlotState; 9] = [
         SlotState::Free,
         SlotState::Idle,
         SlotState::Requested,
@@ -97,6 +120,8 @@ impl SlotState {
         SlotState::Ready,
         SlotState::Draining,
         SlotState::Retired,
+        SlotState::InSecond,
+        SlotState::ReadyTwo,
     ];
 
     fn from_u32(value: u32) -> SlotState {
@@ -151,11 +176,84 @@ pub(crate) struct HandlerResult {
 pub const HANDLER_UNMEASURED: u64 = u64::MAX;
 
 /// A sample copied out of a slot by [`Slot::drain`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Drained {
     /// The registration the sample belongs to.
     pub generation: u32,
     pub handler: HandlerResult,
+    /// Its frames (jmethodID, bci; leaf first).
+    pub frames: Vec<(usize, i32)>,
+}
+
+/// Which of its slot's two places a handler's sample takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// The first: no sample waits (IN_HANDLER).
+    First,
+    /// The second, behind a sample still waiting for the sampler, whose
+    /// frames are in half `waiting_half` of the frame buffer (IN_SECOND).
+    Second { waiting_half: usize },
+}
+
+/// One place's results, published by the store of READY (or READY_TWO).
+struct Published {
+    result: AtomicI32,
+    walker: AtomicU8,
+    broken: AtomicU8,
+    half: AtomicU8,
+    reused: AtomicU32,
+    checksum: AtomicU64,
+    handler_ns: AtomicU64,
+    timed: AtomicBool,
+    cpu_ns: AtomicU64,
+    timer_signal: AtomicU64,
+}
+
+impl Published {
+    const fn new() -> Published {
+        Published {
+            result: AtomicI32::new(0),
+            walker: AtomicU8::new(0),
+            broken: AtomicU8::new(0),
+            half: AtomicU8::new(0),
+            reused: AtomicU32::new(0),
+            checksum: AtomicU64::new(0),
+            handler_ns: AtomicU64::new(0),
+            timed: AtomicBool::new(false),
+            cpu_ns: AtomicU64::new(0),
+            timer_signal: AtomicU64::new(0),
+        }
+    }
+
+    /// Async-signal-safe: relaxed stores (the state's move publishes them).
+    #[inline]
+    fn store(&self, handler: &HandlerResult) {
+        self.result.store(handler.result, Ordering::Relaxed);
+        self.walker.store(handler.walker, Ordering::Relaxed);
+        self.broken.store(handler.broken, Ordering::Relaxed);
+        self.half.store(handler.half, Ordering::Relaxed);
+        self.reused.store(handler.reused as u32, Ordering::Relaxed);
+        self.checksum.store(handler.checksum, Ordering::Relaxed);
+        self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
+        self.timed.store(handler.timed, Ordering::Relaxed);
+        self.cpu_ns.store(handler.cpu_ns, Ordering::Relaxed);
+        self.timer_signal.store(handler.timer_signal, Ordering::Relaxed);
+    }
+
+    fn load(&self) -> HandlerResult {
+        HandlerResult {
+            result: self.result.load(Ordering::Relaxed),
+            walker: self.walker.load(Ordering::Relaxed),
+            broken: self.broken.load(Ordering::Relaxed),
+            half: self.half.load(Ordering::Relaxed),
+            reused: self.reused.load(Ordering::Relaxed) as u16,
+            checksum: self.checksum.load(Ordering::Relaxed),
+            handler_ns: self.handler_ns.load(Ordering::Relaxed),
+            timed: self.timed.load(Ordering::Relaxed),
+            cpu_ns: self.cpu_ns.load(Ordering::Relaxed),
+            timer_signal: self.timer_signal.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// One thread's slot. All fields are atomics: the signal handler reads and
@@ -201,17 +299,9 @@ pub struct Slot {
     /// previous timer signal ended (0: not known); handler only
     /// ([`Slot::timer_handler_ended`]).
     last_timer_exit: AtomicU64,
-    // Results of the last handler run, published by the store of READY.
-    result: AtomicI32,
-    walker: AtomicU8,
-    broken: AtomicU8,
-    half: AtomicU8,
-    reused: AtomicU32,
-    checksum: AtomicU64,
-    handler_ns: AtomicU64,
-    timed: AtomicBool,
-    handler_cpu_ns: AtomicU64,
-    timer_signal: AtomicU64,
+    /// The waiting samples' results: the first place's, and the second's
+    /// (READY_TWO only).
+    published: [Published; 2],
 }
 
 impl Slot {
@@ -230,16 +320,7 @@ impl Slot {
             requested_wall_ns: AtomicU64::new(0),
             timer_signals: AtomicU64::new(0),
             last_timer_exit: AtomicU64::new(0),
-            result: AtomicI32::new(0),
-            walker: AtomicU8::new(0),
-            broken: AtomicU8::new(0),
-            half: AtomicU8::new(0),
-            reused: AtomicU32::new(0),
-            checksum: AtomicU64::new(0),
-            handler_ns: AtomicU64::new(0),
-            timed: AtomicBool::new(false),
-            handler_cpu_ns: AtomicU64::new(0),
-            timer_signal: AtomicU64::new(0),
+            published: [Published::new(), Published::new()],
         }
     }
 
@@ -295,7 +376,9 @@ impl Slot {
         self.requested_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_wall_ns.store(0, Ordering::Relaxed);
         self.last_timer_exit.store(0, Ordering::Relaxed);
-        self.result.store(0, Ordering::Relaxed);
+        for place in &self.published {
+            place.result.store(0, Ordering::Relaxed);
+        }
         let generation = self.generation().wrapping_add(1);
         self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
         Some(generation)
@@ -362,22 +445,44 @@ impl Slot {
             && self.transition_of(generation, SlotState::Requested, SlotState::InHandler)
     }
 
-    /// IDLE -> IN_HANDLER (the signal handler, on thread `tid`, at a signal
-    /// of its own CPU timer for registration `generation`): the timer asks
-    /// for a sample whenever the thread's interval of CPU runs out; the slot
-    /// takes it if its previous sample has been drained. Checked as
+    /// IDLE -> IN_HANDLER or READY -> IN_SECOND (the signal handler, on
+    /// thread `tid`, at a signal of its own CPU timer for registration
+    /// `generation`): the timer asks for a sample whenever the thread's
+    /// interval of CPU runs out; the slot takes it in its first place if
+    /// its previous sample has been drained, else in its second if that
+    /// is free (see the module documentation). Checked as
     /// [`Slot::enter_handler`] checks. Async-signal-safe: atomics only.
     #[inline]
-    pub(crate) fn claim(&self, generation: u32, tid: i32) -> bool {
-        self.word.load(Ordering::Acquire) == pack(generation, SlotState::Idle)
-            && self.tid.load(Ordering::Relaxed) == tid
-            && self.transition_of(generation, SlotState::Idle, SlotState::InHandler)
+    pub(crate) fn claim(&self, generation: u32, tid: i32) -> Option<Place> {
+        if self.tid.load(Ordering::Relaxed) != tid {
+            return None;
+        }
+        // Twice at most: the sampler may drain the waiting sample between
+        // the load and the move (READY -> IDLE).
+        for _ in 0..2 {
+            let word = self.word.load(Ordering::Acquire);
+            if word == pack(generation, SlotState::Idle) {
+                if self.transition_of(generation, SlotState::Idle, SlotState::InHandler) {
+                    return Some(Place::First);
+                }
+            } else if word == pack(generation, SlotState::Ready) {
+                if self.transition_of(generation, SlotState::Ready, SlotState::InSecond) {
+                    // Written by this thread's previous handler.
+                    let waiting_half = self.published[0].half.load(Ordering::Relaxed) as usize;
+                    return Some(Place::Second { waiting_half });
+                }
+            } else {
+                return None;
+            }
+        }
+        None
     }
 
     /// The frame buffer (two halves, one after the other) and the capacity
     /// of a half, for the handler that entered the slot
-    /// ([`Slot::enter_handler`]): it alone writes the buffer until
-    /// [`Slot::publish`].
+    /// ([`Slot::enter_handler`], [`Slot::claim`]): it alone writes the
+    /// buffer until [`Slot::publish`], in its second place only the half
+    /// the waiting sample is not in.
     #[inline]
     pub(crate) fn buffer(&self) -> (*mut CallFrame, usize) {
         (self.frames.load(Ordering::Relaxed), self.capacity.load(Ordering::Relaxed) as usize)
@@ -393,59 +498,58 @@ impl Slot {
         self.history.load(Ordering::Relaxed)
     }
 
-    /// IN_HANDLER -> READY (the signal handler): publishes the result and
-    /// the frames written into [`Slot::buffer`]. Async-signal-safe.
+    /// IN_HANDLER -> READY or IN_SECOND -> READY_TWO (the signal handler):
+    /// publishes the result and the frames written into [`Slot::buffer`].
+    /// Async-signal-safe.
     #[inline]
     pub(crate) fn publish(&self, handler: HandlerResult) -> bool {
-        if self.state() != SlotState::InHandler {
-            return false;
-        }
-        self.result.store(handler.result, Ordering::Relaxed);
-        self.walker.store(handler.walker, Ordering::Relaxed);
-        self.broken.store(handler.broken, Ordering::Relaxed);
-        self.half.store(handler.half, Ordering::Relaxed);
-        self.reused.store(handler.reused as u32, Ordering::Relaxed);
-        self.checksum.store(handler.checksum, Ordering::Relaxed);
-        self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
-        self.timed.store(handler.timed, Ordering::Relaxed);
-        self.handler_cpu_ns.store(handler.cpu_ns, Ordering::Relaxed);
-        self.timer_signal.store(handler.timer_signal, Ordering::Relaxed);
-        self.transition(SlotState::InHandler, SlotState::Ready)
+        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
+        let (place, ready) = match state {
+            SlotState::InHandler => (0, SlotState::Ready),
+            SlotState::InSecond => (1, SlotState::ReadyTwo),
+            _ => return false,
+        };
+        self.published[place].store(&handler);
+        self.transition_of(generation, state, ready)
     }
 
-    /// READY -> DRAINING -> IDLE (sampler): copies the sample out, its
-    /// frames (jmethodID, bci; leaf first) appended to `frames`. `None` if
-    /// the slot holds no sample.
-    pub(crate) fn drain(&self, frames: &mut Vec<(usize, i32)>) -> Option<Drained> {
-        let generation = self.generation();
-        if !self.transition_of(generation, SlotState::Ready, SlotState::Draining) {
-            return None;
-        }
-        let handler = HandlerResult {
-            result: self.result.load(Ordering::Relaxed),
-            walker: self.walker.load(Ordering::Relaxed),
-            broken: self.broken.load(Ordering::Relaxed),
-            half: self.half.load(Ordering::Relaxed),
-            reused: self.reused.load(Ordering::Relaxed) as u16,
-            checksum: self.checksum.load(Ordering::Relaxed),
-            handler_ns: self.handler_ns.load(Ordering::Relaxed),
-            timed: self.timed.load(Ordering::Relaxed),
-            cpu_ns: self.handler_cpu_ns.load(Ordering::Relaxed),
-            timer_signal: self.timer_signal.load(Ordering::Relaxed),
+    /// READY or READY_TWO -> DRAINING -> IDLE (sampler): copies the waiting
+    /// samples out, the older first. Empty if the slot holds none.
+    pub(crate) fn drain(&self) -> Vec<Drained> {
+        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
+        let waiting = match state {
+            SlotState::Ready => 1,
+            SlotState::ReadyTwo => 2,
+            _ => return Vec::new(),
         };
-        if handler.result > 0 {
-            let (buffer, capacity) = self.buffer();
-            let count = (handler.result as usize).min(capacity);
-            let half = (handler.half as usize).min(1);
-            // SAFETY: the slot is DRAINING, so its handler is done and no one
-            // else touches the buffer, whose half `half` holds `capacity`
-            // frames of which the handler wrote `result`.
-            let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer.add(half * capacity), count) };
-            frames.extend(written.iter().map(|frame| (frame.method_id as usize, frame.lineno)));
+        if !self.transition_of(generation, state, SlotState::Draining) {
+            return Vec::new();
         }
+        let drained = self.published[..waiting]
+            .iter()
+            .map(|place| {
+                let handler = place.load();
+                Drained { generation, frames: self.frames_of(&handler), handler }
+            })
+            .collect();
         // Only the sampler moves a DRAINING slot (retiring waits it out).
         self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
-        Some(Drained { generation, handler })
+        drained
+    }
+
+    /// The frames a drained sample's handler wrote (sampler, DRAINING).
+    fn frames_of(&self, handler: &HandlerResult) -> Vec<(usize, i32)> {
+        if handler.result <= 0 {
+            return Vec::new();
+        }
+        let (buffer, capacity) = self.buffer();
+        let count = (handler.result as usize).min(capacity);
+        let half = (handler.half as usize).min(1);
+        // SAFETY: the slot is DRAINING, so its handlers are done and no one
+        // else touches the buffer, whose half `half` holds `capacity`
+        // frames of which the handler wrote `result`.
+        let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer.add(half * capacity), count) };
+        written.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect()
     }
 
     /// Any registered state -> RETIRED, for registration `generation`:
@@ -462,7 +566,7 @@ impl Slot {
             }
             match state {
                 SlotState::Free | SlotState::Retired => return false,
-                SlotState::Draining | SlotState::InHandler => std::thread::yield_now(),
+                SlotState::Draining | SlotState::InHandler | SlotState::InSecond => std::thread::yield_now(),
                 _ => {
                     if self.transition_of(generation, state, SlotState::Retired) {
                         return true;
@@ -737,16 +841,28 @@ mod tests {
         }
     }
 
-    /// Writes `count` frames into the buffer, as a handler would.
+    /// Writes `count` frames into the buffer's first half, as a handler would.
     fn write_frames(slot: &Slot, count: usize) {
+        write_frames_at(slot, 0, count, 0x100);
+    }
+
+    /// Writes `count` frames, methods from `first_method` on, into half `half`.
+    fn write_frames_at(slot: &Slot, half: usize, count: usize, first_method: usize) {
         let (buffer, capacity) = slot.buffer();
-        assert!(count <= capacity);
+        assert!(count <= capacity && half < 2);
         for index in 0..count {
-            // SAFETY: index < capacity; the test owns the slot (IN_HANDLER).
+            // SAFETY: index < capacity, half < 2; the test owns the slot's
+            // half (IN_HANDLER or IN_SECOND).
             unsafe {
-                *buffer.add(index) = CallFrame { lineno: index as i32, method_id: (0x100 + index) as *mut c_void }
+                *buffer.add(half * capacity + index) =
+                    CallFrame { lineno: index as i32, method_id: (first_method + index) as *mut c_void }
             };
         }
+    }
+
+    /// The samples a drain copies out: their results, and their frames.
+    fn drained(slot: &Slot) -> Vec<(HandlerResult, Vec<(usize, i32)>)> {
+        slot.drain().into_iter().map(|sample| (sample.handler, sample.frames)).collect()
     }
 
     #[test]
@@ -762,32 +878,79 @@ mod tests {
         write_frames(&slot, 3);
         assert!(slot.publish(result(3)));
         assert_eq!(slot.state(), SlotState::Ready);
-        let mut frames = Vec::new();
-        let drained = slot.drain(&mut frames).expect("a sample");
-        assert_eq!(drained, Drained { generation, handler: result(3) });
-        assert_eq!(frames, vec![(0x100, 0), (0x101, 1), (0x102, 2)]);
+        let frames = vec![(0x100, 0), (0x101, 1), (0x102, 2)];
+        assert_eq!(slot.drain(), vec![Drained { generation, handler: result(3), frames }]);
         assert_eq!(slot.state(), SlotState::Idle);
     }
 
     #[test]
     fn a_timer_sample_claims_an_idle_slot_of_its_thread_only() {
         let (slot, generation) = occupied();
-        assert!(!slot.claim(generation, TID + 1), "another thread");
-        assert!(!slot.claim(generation.wrapping_add(1), TID), "another registration");
-        assert!(slot.claim(generation, TID));
+        assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
+        assert_eq!(slot.claim(generation.wrapping_add(1), TID), None, "another registration");
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
         assert_eq!(slot.state(), SlotState::InHandler);
         write_frames(&slot, 2);
         assert!(slot.publish(HandlerResult { timed: true, cpu_ns: 5_000_000, ..result(2) }));
-        // Not drained yet: the next timer signal finds the slot busy.
-        assert!(!slot.claim(generation, TID));
-        let mut frames = Vec::new();
-        let drained = slot.drain(&mut frames).map(|d| (d.handler.timed, d.handler.cpu_ns));
-        assert_eq!(drained, Some((true, 5_000_000)));
-        assert!(slot.claim(generation, TID));
+        let timed = drained(&slot).iter().map(|(handler, _)| (handler.timed, handler.cpu_ns)).collect::<Vec<_>>();
+        assert_eq!(timed, vec![(true, 5_000_000)]);
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
         // A requested slot is the sampler's signal's, not the timer's.
         let (slot, generation) = occupied();
         assert!(slot.request(1, 1));
-        assert!(!slot.claim(generation, TID));
+        assert_eq!(slot.claim(generation, TID), None);
+    }
+
+    #[test]
+    fn a_timer_sample_waits_behind_an_undrained_one_and_a_third_is_refused() {
+        let (slot, generation) = occupied();
+        let first = HandlerResult { timed: true, half: 1, timer_signal: 7, ..result(2) };
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        write_frames_at(&slot, 1, 2, 0x100);
+        assert!(slot.publish(first));
+        // Not drained yet: the next signal takes the second place, told
+        // where the waiting sample's frames are.
+        assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
+        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: 1 }));
+        assert_eq!(slot.state(), SlotState::InSecond);
+        assert!(slot.drain().is_empty(), "the first sample waits while the second is written");
+        assert!(!slot.enter_handler(generation, TID), "IN_SECOND -> IN_HANDLER");
+        write_frames_at(&slot, 0, 3, 0x200);
+        let second = HandlerResult { timed: true, half: 0, timer_signal: 8, ..result(3) };
+        assert!(slot.publish(second));
+        assert_eq!(slot.state(), SlotState::ReadyTwo);
+        // Both places taken: the next signal is refused.
+        assert_eq!(slot.claim(generation, TID), None);
+        assert!(!slot.request(1, 1), "READY_TWO -> REQUESTED");
+        // Drained together, the older first, each with its own frames.
+        let both = drained(&slot);
+        assert_eq!(
+            both,
+            vec![(first, vec![(0x100, 0), (0x101, 1)]), (second, vec![(0x200, 0), (0x201, 1), (0x202, 2)]),]
+        );
+        assert_eq!(slot.state(), SlotState::Idle);
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+    }
+
+    #[test]
+    fn two_waiting_samples_are_retired_with_their_thread() {
+        let (slot, generation) = occupied();
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert!(slot.publish(result(1)));
+        assert!(matches!(slot.claim(generation, TID), Some(Place::Second { .. })));
+        let slot = std::sync::Arc::new(slot);
+        let retirer = {
+            let slot = std::sync::Arc::clone(&slot);
+            std::thread::spawn(move || slot.retire(generation))
+        };
+        // Retiring waits out the second handler as it does the first.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(slot.state(), SlotState::InSecond);
+        assert!(slot.publish(result(1)));
+        assert!(retirer.join().expect("retirer"));
+        assert_eq!(slot.state(), SlotState::Retired);
+        assert!(slot.drain().is_empty(), "retired samples are not drained");
+        assert_eq!(slot.claim(generation, TID), None);
     }
 
     #[test]
@@ -797,9 +960,7 @@ mod tests {
             assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
             write_frames(&slot, 2);
             assert!(slot.publish(result(code)));
-            let mut frames = Vec::new();
-            assert_eq!(slot.drain(&mut frames).map(|d| d.handler.result), Some(code));
-            assert!(frames.is_empty());
+            assert_eq!(drained(&slot), vec![(result(code), Vec::new())]);
         }
     }
 
@@ -809,9 +970,7 @@ mod tests {
         assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         write_frames(&slot, DEPTH + 1);
         assert!(slot.publish(result(1000)));
-        let mut frames = Vec::new();
-        slot.drain(&mut frames);
-        assert_eq!(frames.len(), DEPTH + 1);
+        assert_eq!(drained(&slot)[0].1.len(), DEPTH + 1);
     }
 
     #[test]
@@ -848,7 +1007,7 @@ mod tests {
         assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         assert!(slot.publish(result(1)));
         assert!(slot.retire(generation));
-        assert_eq!(slot.drain(&mut Vec::new()), None, "a retired sample is not drained");
+        assert!(slot.drain().is_empty(), "a retired sample is not drained");
     }
 
     #[test]
@@ -876,7 +1035,8 @@ mod tests {
         assert!(!free.withdraw(), "FREE -> IDLE by withdrawal");
         assert!(!free.enter_handler(0, TID), "FREE -> IN_HANDLER");
         assert!(!free.publish(result(1)), "FREE -> READY");
-        assert_eq!(free.drain(&mut Vec::new()), None, "FREE -> DRAINING");
+        assert!(free.drain().is_empty(), "FREE -> DRAINING");
+        assert_eq!(free.claim(0, 0), None, "FREE -> IN_HANDLER by a timer");
         assert!(!free.release(), "FREE -> FREE by release");
         assert!(!free.retire(0), "FREE -> RETIRED");
 
@@ -893,12 +1053,14 @@ mod tests {
         assert!(slot.enter_handler(generation, TID));
         assert!(!slot.enter_handler(generation, TID), "IN_HANDLER -> IN_HANDLER");
         assert!(!slot.withdraw(), "IN_HANDLER -> IDLE");
-        assert_eq!(slot.drain(&mut Vec::new()), None, "IN_HANDLER -> DRAINING");
+        assert!(slot.drain().is_empty(), "IN_HANDLER -> DRAINING");
+        assert_eq!(slot.claim(generation, TID), None, "IN_HANDLER -> IN_SECOND");
         assert!(slot.publish(result(1)));
         assert!(!slot.publish(result(1)), "READY -> READY");
         assert!(!slot.request(1, 1), "READY -> REQUESTED");
-        assert!(slot.drain(&mut Vec::new()).is_some());
-        assert_eq!(slot.drain(&mut Vec::new()), None, "IDLE -> DRAINING");
+        assert!(!slot.enter_handler(generation, TID), "READY -> IN_HANDLER by the sampler's signal");
+        assert_eq!(slot.drain().len(), 1);
+        assert!(slot.drain().is_empty(), "IDLE -> DRAINING");
     }
 
     #[test]

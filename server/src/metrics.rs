@@ -26,9 +26,10 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_sampler_cpu_seconds_total", "CPU time of the sampler thread itself (waking, spinning, draining, signalling).", MetricType::COUNTER, &[]),
     ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
     ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
-    ("pcct_signals_total", "Sampling signals by result: sent (by the sampler, or by a thread's CPU timer for a sample), failed (thread gone), stray (not ours), stale (arrived too late), busy (a thread's CPU timer fired before its previous sample was drained).", MetricType::COUNTER, &["result"]),
+    ("pcct_signals_total", "Sampling signals by result: sent (by the sampler, or by a thread's CPU timer for a sample), failed (thread gone), stray (not ours), stale (arrived too late), busy (a thread's CPU timer fired while its two previous samples waited to be drained).", MetricType::COUNTER, &["result"]),
     ("pcct_thread_timers_total", "Threads' own CPU timers (timer=thread, cpu mode): opened, or refused by the kernel (the sampler signals those threads).", MetricType::COUNTER, &["event"]),
     ("pcct_samples_timed_total", "Samples taken at a signal of the thread's own CPU timer (part of pcct_signals_total{result=\"sent\"}).", MetricType::COUNTER, &[]),
+    ("pcct_samples_queued_total", "Samples of a thread's own CPU timer taken while its previous sample still waited for the sampler thread (the slot's second place; part of pcct_samples_timed_total).", MetricType::COUNTER, &[]),
     ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), deferred (cpu mode: the signal reached the thread after it waited off the CPU, so its registers were where it was preempted; its CPU time went to its next sample), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
     ("pcct_samples_wall_credited_total", "Checksum-filtered samples whose wall time was credited to the thread's previous context (wall mode).", MetricType::COUNTER, &[]),
     ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
@@ -176,6 +177,7 @@ impl SamplerCollector {
             put("pcct_thread_timers_total", counter(value as f64, vec![label("event", event)]));
         }
         put("pcct_samples_timed_total", c(counters.timer_samples));
+        put("pcct_samples_queued_total", c(counters.timer_samples_queued));
         for (outcome, value) in [
             ("recorded", counters.samples_recorded),
             ("idle", counters.samples_idle),

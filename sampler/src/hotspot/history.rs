@@ -63,6 +63,19 @@ impl History {
         }
     }
 
+    /// Makes the next walk write the half other than `half`, where a
+    /// sample still waits for the sampler (the slot's second place,
+    /// `slots`). The next walk would write `half` only if the walk that
+    /// wrote it was not kept (incomplete, or AsyncGetCallTrace's), so
+    /// there is nothing to reuse either way.
+    #[inline]
+    pub fn avoid(&mut self, half: usize) {
+        if self.next_half() == half {
+            self.previous = half;
+            self.forget();
+        }
+    }
+
     /// Nothing to reuse (AsyncGetCallTrace wrote the frames, or the walk
     /// failed).
     #[inline]
@@ -76,6 +89,22 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_behind_a_waiting_sample_writes_the_other_half() {
+        let mut history = History::default();
+        // The waiting sample is in the half the next walk would write (the
+        // walk that wrote it was not kept): the next walk moves over.
+        let waiting = history.next_half();
+        history.avoid(waiting);
+        assert_eq!(history.next_half(), 1 - waiting);
+        assert_eq!(history.previous_frames, 0, "nothing to reuse");
+        // The waiting sample is the previous walk, kept: it stays to be reused.
+        history.previous_frames = 7;
+        let waiting = history.previous;
+        history.avoid(waiting);
+        assert_eq!((history.next_half(), history.previous_frames), (1 - waiting, 7));
+    }
 
     /// README, "Memory": about 16 KiB per sampled thread.
     #[test]
