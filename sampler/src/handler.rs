@@ -297,7 +297,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
         refused.fetch_add(1, Ordering::Relaxed);
         if counted.is_some() {
-            slot.timer_handler_ended(tsc::now(), clock.switches());
+            slot.timer_handler_ended(clock.by_counter().then(tsc::now));
         }
         return;
     };
@@ -319,9 +319,9 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // `ucontext` is the kernel's.
         None => unsafe { capture(slot, place, ucontext, &registers, tid) },
     };
-    let (handler_ns, end, switches) = clock.stop();
+    let (handler_ns, end) = clock.stop();
     if counted.is_some() {
-        slot.timer_handler_ended(tsc::now(), switches);
+        slot.timer_handler_ended(clock.by_counter().then(tsc::now));
     }
     cycles::since(Part::Handler, entered_at);
     cycles::add(Part::Handlers, 1);
@@ -393,7 +393,7 @@ impl HandlerClock {
     /// Starts timing a handler entered at `entered_at` (the counter) for a
     /// signal of the timer on descriptor `timer`, or of the sampler
     /// (`None`); a timer's handler timed by the counter reads the CPU clock
-    /// too if `read_cpu` says so, given the perf page's sequence word.
+    /// too if `read_cpu` says so.
     #[inline]
     fn start(timer: Option<i32>, entered_at: u64, read_cpu: impl FnOnce() -> bool) -> HandlerClock {
         let counter = timer.filter(|_| tsc::calibrated()).and_then(|fd| {
@@ -417,27 +417,26 @@ impl HandlerClock {
         self.cpu_start
     }
 
-    /// The perf page's sequence word at the start (timed by the counter).
+    /// Whether the handler is timed by the processor's counter (the
+    /// counter calibrated, the timer's perf page read at the start).
     #[inline]
-    fn switches(self) -> Option<u32> {
-        self.counter.map(|(_, _, switches)| switches)
+    fn by_counter(self) -> bool {
+        self.counter.is_some()
     }
 
     /// The handler's time ([`HANDLER_UNMEASURED`] if the thread was
     /// switched out meanwhile and the handler did not read the CPU clock
-    /// at its start), the thread's CPU clock now if the handler reads it
-    /// (timed by the CPU clock), and the perf page's sequence word now
-    /// (timed by the counter).
+    /// at its start), and the thread's CPU clock now if the handler reads
+    /// it (timed by the CPU clock).
     #[inline]
-    fn stop(self) -> (u64, Option<u64>, Option<u32>) {
+    fn stop(self) -> (u64, Option<u64>) {
         if let Some((entered_at, page, switches)) = self.counter {
             let cycles = tsc::now().wrapping_sub(entered_at);
-            let now = cpu_timer::switches(page);
-            if now == Some(switches) {
-                return (tsc::to_ns(cycles).unwrap_or(HANDLER_UNMEASURED), None, now);
+            if cpu_timer::switches(page) == Some(switches) {
+                return (tsc::to_ns(cycles).unwrap_or(HANDLER_UNMEASURED), None);
             }
             if self.cpu_start.is_none() {
-                return (HANDLER_UNMEASURED, None, now);
+                return (HANDLER_UNMEASURED, None);
             }
             // Switched out, most often at its own clock read (the kernel
             // may switch a thread at a system call's exit): timed by the
@@ -446,8 +445,7 @@ impl HandlerClock {
         let closing = cycles::now();
         let end = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
         cycles::since(Part::ClosingClock, closing);
-        let switches = self.counter.and_then(|(_, page, _)| cpu_timer::switches(page));
-        (end.wrapping_sub(self.cpu_start.unwrap_or(end)), Some(end), switches)
+        (end.wrapping_sub(self.cpu_start.unwrap_or(end)), Some(end))
     }
 }
 
@@ -729,7 +727,7 @@ mod tests {
     fn a_timers_handler_reads_the_cpu_clock_every_sixteenth_signal_and_after_a_gap() {
         let slot = Slot::new();
         let now = tsc::now();
-        slot.timer_handler_ended(now, Some(7));
+        slot.timer_handler_ended(Some(now));
         // Right after the previous handler: only every sixteenth signal.
         assert!(needs_cpu_clock(&slot, now, 0) && needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY));
         assert!(!needs_cpu_clock(&slot, now, 1) && !needs_cpu_clock(&slot, now, CPU_CLOCK_EVERY - 1));
@@ -745,7 +743,7 @@ mod tests {
         assert!(!needs_cpu_clock(&slot, now + gap, 1), "one and a half intervals later");
         assert!(needs_cpu_clock(&slot, now + gap + 1, 1), "more: lost signals or a wait, the clock tells");
         // Nothing known of a previous handler: only every sixteenth.
-        slot.timer_handler_ended(now, None);
+        slot.timer_handler_ended(None);
         assert!(!needs_cpu_clock(&slot, now + gap + 1, 1));
     }
 }

@@ -384,13 +384,13 @@ impl Slot {
         Some(generation)
     }
 
-    /// A handler of the thread's timer ended at counter value `exit`, the
-    /// timer's perf page's sequence word then `switches` (`None`: the page
-    /// not read, the counter not known to time the thread: nothing known).
+    /// A handler of the thread's timer ended at counter value `exit`
+    /// (`None`: the handler was not timed by the counter, not yet
+    /// calibrated or without the timer's perf page: nothing known).
     /// Handler only, on the thread. Async-signal-safe.
     #[inline]
-    pub(crate) fn timer_handler_ended(&self, exit: u64, switches: Option<u32>) {
-        self.last_timer_exit.store(if switches.is_some() { exit } else { 0 }, Ordering::Relaxed);
+    pub(crate) fn timer_handler_ended(&self, exit: Option<u64>) {
+        self.last_timer_exit.store(exit.unwrap_or(0), Ordering::Relaxed);
     }
 
     /// What [`Slot::timer_handler_ended`] left: the counter (0: not known).
