@@ -5,13 +5,17 @@ Every (workload, configuration) pair runs once per round, in a new shuffled
 order each round (seeded; the seed is recorded), so slow drifts of this noisy
 machine spread over all configurations.
 
-Workloads (--workloads, default all four):
+Workloads (--workloads, default all five):
   javac        javac compiling java/util from the JDK's own sources (java.base
                extracted from lib/src.zip of Debian's openjdk-17-source), ~18 s
   h2           H2 (Debian libh2-java) running h2-workload.sql in memory, ~15-20 s
   demo         demo/Demo.java, the bundled order-pricing demo (--demo-seconds)
   groundtruth  tests/java/GroundTruth.java: one busy thread with known CPU
                shares per method (--groundtruth-seconds: of its busy thread's CPU)
+  syscall      tests/java/SyscallTruth.java: one thread in Java arithmetic, 32 MiB
+               reads and short stat calls, which measures each method's CPU with
+               its own thread clock (--syscall-seconds of it); each profiler's
+               inclusive shares of the three are held against that truth
 
 Configurations (--configs, default all; `base` is always added):
   base                          no profiler
@@ -118,7 +122,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
-from shares import allocator_shares, method_spread, precision_difference, self_shares  # noqa: E402
+from shares import allocator_shares, inclusive_shares, method_spread, precision_difference, self_shares  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -349,7 +353,25 @@ def setup_groundtruth(args, classes):
             "expected_s": args.groundtruth_seconds + 2}
 
 
-WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtruth": setup_groundtruth}
+def syscall_truth(stdout_text):
+    """SyscallTruth's own split: each method's CPU (its thread clock around every call) over the three's."""
+    found = dict(re.findall(r"^(spin|read|stat)_ns=(\d+)$", stdout_text, re.MULTILINE))
+    methods = {"spin": "SyscallTruth.spin", "read": "SyscallTruth.readBig", "stat": "SyscallTruth.stat"}
+    total = sum(int(value) for value in found.values())
+    if len(found) != len(methods) or total == 0:
+        return None
+    return {methods[key]: int(value) / total for key, value in found.items()}
+
+
+def setup_syscall(args, classes):
+    # SyscallTruth <directory> <CPU seconds>: it makes its files in a directory that must not exist yet.
+    directory = WORK / "syscall"
+    return {"args": ["-cp", str(classes), "SyscallTruth", str(directory / "files"), str(args.syscall_seconds)],
+            "cwd": WORK, "clean": directory, "expected_s": 2 * args.syscall_seconds + 5, "truth": syscall_truth}
+
+
+WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtruth": setup_groundtruth,
+             "syscall": setup_syscall}
 
 
 def jfr_settings(kind):
@@ -571,6 +593,8 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes, jvm_
             error = f"JFR conversion failed: {failure}"
     if error is None and profile is not None:
         error = record_shares(record, spec)
+    if error is None and setup.get("truth"):
+        error = record_truth(record, setup["truth"])
     record["ok"] = error is None
     if error:
         record["error"] = error
@@ -625,6 +649,22 @@ def record_shares(record, spec):
     # Methods below 0.001 % change no correlation: left out, to keep the records small.
     record.update(method_shares={m: v for m, v in shares.items() if v >= 1e-5}, no_java_share=no_java,
                   collapsed=str(collapsed), collapsed_total=total)
+    return None
+
+
+def record_truth(record, truth_of):
+    """Adds the program's own split of its methods' CPU (`truth_shares`, parsed from its stdout by
+    `truth_of`) and, for a profiled run, the profile's inclusive shares of the same methods
+    (`truth_profile_shares`). Returns an error, or None."""
+    try:
+        truth = truth_of(Path(record["stdout"]).read_text())
+    except OSError as failure:
+        return f"unreadable stdout {record['stdout']}: {failure}"
+    if truth is None:
+        return "the program printed no measure of its own split"
+    record["truth_shares"] = truth
+    if record.get("collapsed"):
+        record["truth_profile_shares"] = inclusive_shares(Path(record["collapsed"]).read_text(), list(truth))
     return None
 
 
@@ -763,7 +803,7 @@ def counters_medians(runs):
 # thread has used fixed CPU budgets: no overhead can show in it (it is
 # there for precision and CPU accounting).
 WORK_DONE = {"demo": re.compile(r"handled (\d+) orders")}
-NO_OVERHEAD = {"groundtruth"}
+NO_OVERHEAD = {"groundtruth", "syscall"}
 
 
 def work_done(run):
@@ -976,6 +1016,26 @@ def accuracy_table(summary):
     return lines
 
 
+def truth_table(runs):
+    """Each configuration's error against the program's own split (workloads with a truth): per method,
+    the profile's share less the truth's in points, mean (standard deviation) over the rounds."""
+    lines = ["| workload | configuration | rounds | " + "method: truth, error in points (sd) |", "|---|---|---:|---|"]
+    groups = {}
+    for run in runs:
+        if run["ok"] and run.get("truth_profile_shares"):
+            groups.setdefault((run["workload"], run["config"]), []).append(run)
+    for (workload, config), mine in sorted(groups.items()):
+        cells = []
+        for method in mine[0]["truth_shares"]:
+            truth = [r["truth_shares"][method] for r in mine]
+            errors = [100 * (r["truth_profile_shares"].get(method, 0.0) - r["truth_shares"][method]) for r in mine]
+            spread = statistics.stdev(errors) if len(errors) > 1 else 0.0
+            cells.append(f"`{method}` {100 * statistics.fmean(truth):.1f} %: "
+                         f"{statistics.fmean(errors):+.2f} ({spread:.2f})")
+        lines.append(f"| {workload} | {config} | {len(mine)} | {'; '.join(cells)} |")
+    return lines
+
+
 def counters_table(summary):
     header = [label for _, label in COUNTER_COLUMNS] + ["failed by code"] + [label for _, label in HISTOGRAMS]
     lines = [
@@ -1088,6 +1148,11 @@ def markdown(meta, runs, summary):
                   "counted in the first column; precision is the correlation of successive rounds' shares; "
                   "agreement is the correlation with async-profiler's run of the same workload and round "
                   "(benches/jvm/shares.py); handler time is the handler's CPU per sample:", "", *accuracy, ""]
+    truths = truth_table(runs)
+    if len(truths) > 2:
+        lines += ["Against the program's own measure of its split (each method's CPU by its thread's clock, around "
+                  "every call): each profile's inclusive shares of the same methods (pcct by CPU, async-profiler "
+                  "and JFR by samples), their error in points:", "", *truths, ""]
     counters = counters_table(summary)
     if len(counters) > 2:
         lines += ["pcct's counters, medians of the rounds (handler, drain and tick: mean times):", "", *counters, ""]
@@ -1203,6 +1268,7 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--demo-seconds", type=int, default=15)
     parser.add_argument("--groundtruth-seconds", type=int, default=15)
+    parser.add_argument("--syscall-seconds", type=float, default=6, help="SyscallTruth's CPU budget")
     parser.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     parser.add_argument("--smoke", action="store_true",
                         help="demo for 3 s with base, pcct-10ms and jfr-default, 2 rounds (two are needed for one "
@@ -1257,8 +1323,8 @@ def main():
     WORK.mkdir(parents=True, exist_ok=True)
     classes = Path(tempfile.mkdtemp(prefix="pcct-bench-classes-"))
     atexit.register(shutil.rmtree, classes, True)
-    compile_java([HERE / "JfrStacks.java", ROOT / "demo" / "Demo.java", ROOT / "tests" / "java" / "GroundTruth.java"],
-                 classes)
+    compile_java([HERE / "JfrStacks.java", ROOT / "demo" / "Demo.java", ROOT / "tests" / "java" / "GroundTruth.java",
+                  ROOT / "tests" / "java" / "SyscallTruth.java"], classes)
     setups = {workload: WORKLOADS[workload](args, classes) for workload in workloads}
 
     out_dir = RESULTS / time.strftime("%Y%m%d-%H%M%S")

@@ -125,6 +125,27 @@ def precision_difference(shares_a, shares_b, resamples=2000, seed=1):
     return observed[0] - observed[1], draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
 
 
+def inclusive_shares(collapsed_text, methods):
+    """For each of `methods` (normalised names, `SyscallTruth.readBig`), its inclusive weight (the stacks it
+    is on) over the weight of the stacks on any of them: what a program that measures its own methods' split
+    (the harness's truth) can be held against. A stack on several counts for the first of them in `methods`;
+    stacks on none are left out. {} when no stack is on any."""
+    weights = dict.fromkeys(methods, 0.0)
+    for line in collapsed_text.splitlines():
+        stack, _, value = line.rpartition(" ")
+        try:
+            weight = float(value)
+        except ValueError:
+            continue
+        frames = {normalise(JAVA_SUFFIX.sub("", frame)) for frame in stack.split(";")}
+        for method in methods:
+            if method in frames:
+                weights[method] += weight
+                break
+    total = sum(weights.values())
+    return {method: weight / total for method, weight in weights.items()} if total else {}
+
+
 def method_spread(share_maps):
     """How a configuration's rounds vary per method: (method -> (mean share, standard deviation, largest
     share), the variance across rounds summed over methods). Two profilers of the same workload both see
@@ -169,3 +190,8 @@ def self_test():
     assert abs(per_method["a"][0] - 1 / 3) < 1e-9 and per_method["b"][2] == 0.5 and per_method["c"][1] > 0.17
     assert abs(summed - sum(statistics.variance([r[m] for r in shifting]) for m in "abc")) < 1e-12
     assert method_spread(steady)[1] < summed and method_spread(steady[:1]) is None
+    stacks = ("T.main;T.read;F.readBytes 700\nT.main;T.spin 200\nT.main;T.stat;F.exists 100\nT.main 50\n"
+              "T/main_[j];T/read_[j];read_[k] 3\n")
+    inclusive = inclusive_shares(stacks, ["T.spin", "T.read", "T.stat"])
+    assert abs(inclusive["T.read"] - 703 / 1003) < 1e-9 and abs(inclusive["T.stat"] - 100 / 1003) < 1e-9, inclusive
+    assert inclusive_shares("T.main 5\n", ["T.spin"]) == {}
