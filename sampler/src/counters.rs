@@ -219,7 +219,8 @@ counters! {
     /// `slots`; part of `timer_samples`).
     timer_samples_queued,
     /// Signals of a thread's CPU timer that found both places of its slot
-    /// taken (the sampler thread late by two intervals): no sample.
+    /// taken (the sampler thread late by two intervals) or the sampler
+    /// draining it: no sample.
     timer_signals_busy,
     /// Samples of a thread's own timer whose handler read no clock: it
     /// timed itself by the processor's counter (`tsc`), and the sample

@@ -167,8 +167,8 @@ pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
 /// pcct signals that arrived for a slot no longer waiting for them (thread
 /// gone, id reused, request withdrawn).
 pub(crate) static STALE_SIGNALS: AtomicU64 = AtomicU64::new(0);
-/// Signals of a thread's CPU timer that found its slot busy (its previous
-/// sample not yet drained).
+/// Signals of a thread's CPU timer that found its slot busy (both places
+/// taken, or the sampler draining it).
 pub(crate) static BUSY_TIMER_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's id, which the sampler's signals come from (0 until the
@@ -605,7 +605,7 @@ unsafe fn capture(
     let mut history = unsafe { slot.handler_history().as_mut() };
     let waiting_half = match place {
         Place::First => None,
-        Place::Second { waiting_half } => Some(waiting_half.min(1)),
+        Place::Second { waiting_half } => waiting_half.map(|half| half.min(1)),
     };
     let half = match (history.as_deref_mut(), waiting_half) {
         (Some(history), waiting) => {

@@ -274,7 +274,7 @@ impl<'r> Sampler<'r> {
         // moment, then apply everything.
         self.close_timers();
         let deadline = Instant::now() + Duration::from_millis(50);
-        while Instant::now() < deadline && self.any_requested() {
+        while Instant::now() < deadline && self.any_pending() {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.drain(Duration::from_secs(2));
@@ -309,12 +309,16 @@ impl<'r> Sampler<'r> {
         }
     }
 
-    /// Whether a signal the sampler sent is still unanswered.
-    fn any_requested(&self) -> bool {
+    /// Whether a sample is still on its way: a signal the sampler sent
+    /// unanswered, or a handler writing one (behind a waiting sample too,
+    /// which the last drain would otherwise leave).
+    fn any_pending(&self) -> bool {
         let high = HIGH_WATER.load(Ordering::Acquire).min(self.threads.len());
-        let outstanding =
-            self.threads[..high].iter().enumerate().filter(|(_, t)| t.as_ref().is_some_and(|t| t.outstanding));
-        outstanding.map(|(index, _)| &SLOTS[index]).any(|slot| slot.state() == SlotState::Requested)
+        self.threads[..high].iter().enumerate().any(|(index, thread)| match SLOTS[index].state() {
+            SlotState::Requested => thread.as_ref().is_some_and(|t| t.outstanding),
+            SlotState::InHandler | SlotState::InSecond => true,
+            _ => false,
+        })
     }
 
     /// Whether threads are interrupted by their own CPU timers now (cpu
@@ -545,17 +549,24 @@ impl<'r> Sampler<'r> {
     /// older first.
     fn collect_ready(&mut self, index: usize, slot: &Slot) {
         let drained = slot.drain();
+        let now = now_ns();
         if drained.len() > 1 {
             counters_add(&self.shared.counters.timer_samples_queued, 1);
         }
-        for sample in drained {
-            self.collect_sample(index, sample);
+        let first_end = match (&drained[..], self.threads[index].as_ref()) {
+            ([first, second], Some(state)) if state.generation == first.generation => {
+                state.first_of_two_ends(&first.handler, &second.handler, now)
+            }
+            _ => now,
+        };
+        for (position, sample) in drained.into_iter().enumerate() {
+            self.collect_sample(index, sample, if position == 0 { first_end } else { now });
         }
     }
 
     /// Copies one drained sample into `pending`, with the CPU and wall time
-    /// since the thread's previous sample.
-    fn collect_sample(&mut self, index: usize, drained: Drained) {
+    /// since the thread's previous sample (for a timer's, up to `wall_end`).
+    fn collect_sample(&mut self, index: usize, drained: Drained, wall_end: u64) {
         self.count_walk(&drained.handler);
         let timed = drained.handler.timed;
         if timed {
@@ -572,7 +583,7 @@ impl<'r> Sampler<'r> {
         };
         state.outstanding = false;
         if timed {
-            state.timer_sample(&drained.handler);
+            state.timer_sample(&drained.handler, wall_end);
         }
         let deferred = drained.handler.result == RESULT_DEFERRED;
         state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
@@ -955,7 +966,7 @@ impl ThreadState {
     /// else the previous one plus the intervals its timers signalled from
     /// the previous sample's signal to this one's (taken or refused), which
     /// is where the thread's CPU clock was at this one.
-    fn timer_sample(&mut self, handler: &HandlerResult) {
+    fn timer_sample(&mut self, handler: &HandlerResult, wall_end: u64) {
         // Its timer has fired: the thread runs, and its handler may time
         // itself by the processor's counter if the timer has a page.
         if let Some(timer) = self.timer.as_mut() {
@@ -978,7 +989,27 @@ impl ThreadState {
         // that ends before the next reading has its CPU up to its last
         // sample observed, as that sample recorded it.
         self.cpu_last_read = self.cpu_last_read.max(self.cpu_at_request);
-        self.wall_at_request = now_ns();
+        self.wall_at_request = wall_end;
+    }
+
+    /// Where the wall time of the first of two samples of its timer drained
+    /// together (`first`, `second`; the slot's second place) ends, the
+    /// drain at `now`: the span since the thread's previous sample split by
+    /// the intervals each stands for (a thread that ran has its wall time
+    /// about its CPU time), not all of it to the first and none to the
+    /// second. `now` for samples not both of its timer.
+    fn first_of_two_ends(&self, first: &HandlerResult, second: &HandlerResult, now: u64) -> u64 {
+        if !(first.timed && second.timed) {
+            return now;
+        }
+        let first_intervals = first.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen);
+        let both = second.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen);
+        let span = now.saturating_sub(self.wall_at_sample);
+        if both == 0 {
+            return now;
+        }
+        let share = (span as u128 * first_intervals.min(both) as u128 / both as u128) as u64;
+        self.wall_at_sample.saturating_add(share)
     }
 
     /// A walk named frames: the thread runs Java (it is never excluded as
@@ -1089,22 +1120,41 @@ mod tests {
         // Five signals before the timer opened (an earlier timer's).
         thread.timer_opened(Duration::from_millis(1), 5, 2 * MS);
         // Two signals that found the slot busy, then the sample's (the 8th).
-        thread.timer_sample(&timed(7, 0));
+        thread.timer_sample(&timed(7, 0), 20_000);
         assert_eq!(thread.take_time(false).0, 3 * MS);
         // A handler that read the thread's CPU clock gives the weight's end.
-        thread.timer_sample(&timed(8, 6_100_000));
+        thread.timer_sample(&timed(8, 6_100_000), 30_000);
         assert_eq!(thread.take_time(false).0, 1_100_000);
-        thread.timer_sample(&timed(10, 0));
+        thread.timer_sample(&timed(10, 0), 40_000);
         assert_eq!(thread.take_time(false).0, 2 * MS);
         // A reading behind the intervals' sum does not take time back.
-        thread.timer_sample(&timed(11, 7_900_000));
+        thread.timer_sample(&timed(11, 7_900_000), 50_000);
         assert_eq!(thread.take_time(false).0, 0);
-        thread.timer_sample(&timed(12, 0));
+        thread.timer_sample(&timed(12, 0), 60_000);
         assert_eq!(thread.take_time(false).0, MS);
         // A sample of the earlier timer, drained after the new one opened.
         thread.timer_opened(Duration::from_millis(1), 20, 10 * MS);
-        thread.timer_sample(&timed(15, 0));
+        thread.timer_sample(&timed(15, 0), 70_000);
         assert_eq!(thread.take_time(false).0, 10 * MS - 9_100_000, "up to the clock at the opening");
+    }
+
+    #[test]
+    fn two_timed_samples_drained_together_split_the_wall_time_by_their_intervals() {
+        let mut thread = ThreadState::new(1, 7, 0, 10_000);
+        thread.timer_opened(Duration::from_millis(1), 0, 0);
+        // The first stands for signals 1-3 (two refused, then its own),
+        // the second for signal 4; drained at 10_000 + 4 ms.
+        let (first, second) = (timed(2, 0), timed(3, 0));
+        let now = 10_000 + 4 * MS;
+        let first_end = thread.first_of_two_ends(&first, &second, now);
+        assert_eq!(first_end, 10_000 + 3 * MS);
+        thread.timer_sample(&first, first_end);
+        assert_eq!(thread.take_time(false), (3 * MS, 3 * MS));
+        thread.timer_sample(&second, now);
+        assert_eq!(thread.take_time(false), (MS, MS));
+        // A sample the sampler's signal asked for keeps the drain's time.
+        let untimed = HandlerResult { timed: false, ..timed(5, 0) };
+        assert_eq!(thread.first_of_two_ends(&untimed, &timed(6, 0), now + MS), now + MS);
     }
 
     fn classify_one(result: i32, cpu_delta: u64, frames: usize, mode: Mode) -> Classification {

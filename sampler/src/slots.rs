@@ -43,9 +43,10 @@
 //! "Thirty rounds a workload"): fewer samples, each weighing more. A
 //! second handler writes the other half of the frame buffer, so the
 //! first sample's frames stay as they are; a third signal before the
-//! drain is refused (`timer_signals_busy`) and its CPU goes to the
-//! thread's next sample. The sampler drains both samples at once, the
-//! older first.
+//! drain, or one during it, is refused (`timer_signals_busy`) and its CPU
+//! goes to the thread's next sample. The sampler drains both samples at
+//! once, the older first, and splits the wall time since the thread's
+//! previous sample between them by the intervals each stands for.
 //!
 //! The state and the registration's generation share one atomic word, and
 //! every move is a compare-and-swap of that word, so a transition checks
@@ -191,8 +192,9 @@ pub(crate) enum Place {
     /// The first: no sample waits (IN_HANDLER).
     First,
     /// The second, behind a sample still waiting for the sampler, whose
-    /// frames are in half `waiting_half` of the frame buffer (IN_SECOND).
-    Second { waiting_half: usize },
+    /// frames are in half `waiting_half` of the frame buffer (`None`: it
+    /// has none, a failed, filtered or deferred sample) (IN_SECOND).
+    Second { waiting_half: Option<usize> },
 }
 
 /// One place's results, published by the store of READY (or READY_TWO).
@@ -458,7 +460,8 @@ impl Slot {
             return None;
         }
         // Twice at most: the sampler may drain the waiting sample between
-        // the load and the move (READY -> IDLE).
+        // the load and the move (READY -> IDLE); a slot the second look
+        // finds DRAINING is refused as busy.
         for _ in 0..2 {
             let word = self.word.load(Ordering::Acquire);
             if word == pack(generation, SlotState::Idle) {
@@ -468,7 +471,9 @@ impl Slot {
             } else if word == pack(generation, SlotState::Ready) {
                 if self.transition_of(generation, SlotState::Ready, SlotState::InSecond) {
                     // Written by this thread's previous handler.
-                    let waiting_half = self.published[0].half.load(Ordering::Relaxed) as usize;
+                    let waiting = &self.published[0];
+                    let has_frames = waiting.result.load(Ordering::Relaxed) > 0;
+                    let waiting_half = has_frames.then(|| waiting.half.load(Ordering::Relaxed) as usize);
                     return Some(Place::Second { waiting_half });
                 }
             } else {
@@ -492,7 +497,7 @@ impl Slot {
     /// the slot's first request or timer): a `Box` made by
     /// [`Slot::prepare_history`], never
     /// freed while the slot exists, used only by the slot's handler while it
-    /// is IN_HANDLER.
+    /// is IN_HANDLER or IN_SECOND.
     #[inline]
     pub(crate) fn handler_history(&self) -> *mut History {
         self.history.load(Ordering::Relaxed)
@@ -911,7 +916,7 @@ mod tests {
         // Not drained yet: the next signal takes the second place, told
         // where the waiting sample's frames are.
         assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
-        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: 1 }));
+        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: Some(1) }));
         assert_eq!(slot.state(), SlotState::InSecond);
         assert!(slot.drain().is_empty(), "the first sample waits while the second is written");
         assert!(!slot.enter_handler(generation, TID), "IN_SECOND -> IN_HANDLER");
@@ -930,6 +935,14 @@ mod tests {
         );
         assert_eq!(slot.state(), SlotState::Idle);
         assert_eq!(slot.claim(generation, TID), Some(Place::First));
+    }
+
+    #[test]
+    fn a_waiting_sample_without_frames_leaves_both_halves_free() {
+        let (slot, generation) = occupied();
+        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert!(slot.publish(HandlerResult { half: 1, ..result(-5) }));
+        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: None }));
     }
 
     #[test]

@@ -26,7 +26,7 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_sampler_cpu_seconds_total", "CPU time of the sampler thread itself (waking, spinning, draining, signalling).", MetricType::COUNTER, &[]),
     ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
     ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
-    ("pcct_signals_total", "Sampling signals by result: sent (by the sampler, or by a thread's CPU timer for a sample), failed (thread gone), stray (not ours), stale (arrived too late), busy (a thread's CPU timer fired while its two previous samples waited to be drained).", MetricType::COUNTER, &["result"]),
+    ("pcct_signals_total", "Sampling signals by result: sent (by the sampler, or by a thread's CPU timer for a sample), failed (thread gone), stray (not ours), stale (arrived too late), busy (a thread's CPU timer fired while its two previous samples waited to be drained, or while they were being drained).", MetricType::COUNTER, &["result"]),
     ("pcct_thread_timers_total", "Threads' own CPU timers (timer=thread, cpu mode): opened, or refused by the kernel (the sampler signals those threads).", MetricType::COUNTER, &["event"]),
     ("pcct_samples_timed_total", "Samples taken at a signal of the thread's own CPU timer (part of pcct_signals_total{result=\"sent\"}).", MetricType::COUNTER, &[]),
     ("pcct_samples_queued_total", "Samples of a thread's own CPU timer taken while its previous sample still waited for the sampler thread (the slot's second place; part of pcct_samples_timed_total).", MetricType::COUNTER, &[]),
