@@ -517,8 +517,9 @@ impl<'r> Sampler<'r> {
                     self.registry.release(index);
                 }
                 SlotState::Requested => {
-                    // Only a signal the sampler sent can be lost: a request a
-                    // thread's timer answers waits until the thread runs.
+                    // A request whose signal was sent (outstanding) and not
+                    // answered in LOST_AFTER_TICKS is lost (a signal that
+                    // could not be sent was withdrawn at once).
                     let lost = self.threads[index].as_ref().is_some_and(|state| {
                         state.outstanding && self.tick.saturating_sub(state.requested_tick) > LOST_AFTER_TICKS
                     });
