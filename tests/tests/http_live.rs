@@ -102,7 +102,11 @@ per_jdk! {
             .find(|m| m["method"]["display"] == "GroundTruth.run")
             .unwrap_or_else(|| panic!("GroundTruth.run not among the first 5 by total: {total:#}"));
         assert!(run["total_share"].as_f64().expect("total_share") > 0.9, "{total:#}");
-        let finished = served.jvm.wait_with_deadline(Duration::from_secs(60));
+        // The rest of its 10 s of CPU: about 8 s on a quiet machine, but a
+        // test beside a soak of the stress suite (load average 26 on two
+        // cores) gave its thread 7 % of a core: 60 s were not enough there,
+        // on both JDKs, with every assertion above passed.
+        let finished = served.jvm.wait_with_deadline(Duration::from_secs(300));
         finished.assert_success();
     }
 }
