@@ -975,9 +975,8 @@ impl ThreadState {
         }
         // The signals from the previous sample's to this one's (those
         // refused after this one go to the next sample).
-        let counted = handler.timer_signal.saturating_add(1);
-        let intervals = counted.saturating_sub(self.timer_signals_seen);
-        self.timer_signals_seen = self.timer_signals_seen.max(counted);
+        let intervals = self.intervals_through(handler);
+        self.timer_signals_seen = self.timer_signals_seen.max(handler.timer_signal.saturating_add(1));
         self.cpu_at_request = if handler.cpu_ns != 0 {
             // Never back: the intervals may have run a little ahead of the
             // clock (the perf timer counts a thread's switches as its own),
@@ -993,6 +992,12 @@ impl ThreadState {
         self.wall_at_request = wall_end;
     }
 
+    /// Its timers' signals after those accounted for so far, up to and
+    /// including the one that took `handler`'s sample (taken or refused).
+    fn intervals_through(&self, handler: &HandlerResult) -> u64 {
+        handler.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen)
+    }
+
     /// Where the wall time of the first of two samples of its timer drained
     /// together (`first`, `second`; the slot's second place) ends, the
     /// drain at `now`: the span since the thread's previous sample split by
@@ -1003,8 +1008,7 @@ impl ThreadState {
         if !(first.timed && second.timed) {
             return now;
         }
-        let first_intervals = first.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen);
-        let both = second.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen);
+        let (first_intervals, both) = (self.intervals_through(first), self.intervals_through(second));
         let span = now.saturating_sub(self.wall_at_sample);
         if both == 0 {
             return now;

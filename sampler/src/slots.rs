@@ -951,17 +951,8 @@ mod tests {
         assert_eq!(slot.claim(generation, TID), Some(Place::First));
         assert!(slot.publish(result(1)));
         assert!(matches!(slot.claim(generation, TID), Some(Place::Second { .. })));
-        let slot = std::sync::Arc::new(slot);
-        let retirer = {
-            let slot = std::sync::Arc::clone(&slot);
-            std::thread::spawn(move || slot.retire(generation))
-        };
         // Retiring waits out the second handler as it does the first.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        assert_eq!(slot.state(), SlotState::InSecond);
-        assert!(slot.publish(result(1)));
-        assert!(retirer.join().expect("retirer"));
-        assert_eq!(slot.state(), SlotState::Retired);
+        let slot = retired_behind_handler(slot, generation, SlotState::InSecond);
         assert!(slot.drain().is_empty(), "retired samples are not drained");
         assert_eq!(slot.claim(generation, TID), None);
     }
@@ -1027,18 +1018,26 @@ mod tests {
     fn retiring_waits_out_a_handler_in_progress() {
         let (slot, generation) = occupied();
         assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
+        // However long the handler takes, retiring cannot overtake it: the
+        // slot stays IN_HANDLER until the handler publishes.
+        retired_behind_handler(slot, generation, SlotState::InHandler);
+    }
+
+    /// Retires `slot` from another thread while its handler is `writing`
+    /// (IN_HANDLER or IN_SECOND): the slot stays there until the handler
+    /// publishes, then it is retired. Returns the slot.
+    fn retired_behind_handler(slot: Slot, generation: u32, writing: SlotState) -> std::sync::Arc<Slot> {
         let slot = std::sync::Arc::new(slot);
         let retirer = {
             let slot = std::sync::Arc::clone(&slot);
             std::thread::spawn(move || slot.retire(generation))
         };
-        // However long the handler takes, retiring cannot overtake it: the
-        // slot stays IN_HANDLER until the handler publishes.
         std::thread::sleep(std::time::Duration::from_millis(20));
-        assert_eq!(slot.state(), SlotState::InHandler);
+        assert_eq!(slot.state(), writing);
         assert!(slot.publish(result(1)));
         assert!(retirer.join().expect("retirer"));
         assert_eq!(slot.state(), SlotState::Retired);
+        slot
     }
 
     #[test]
