@@ -33,7 +33,8 @@ Configurations (--configs, default all; `base` is always added):
                                 what JFR's allocation sampling costs
   ap-alloc                      async-profiler 4.5, alloc event every 512 KiB (`total`: bytes), beside pcct for
                                 agreement per allocating method
-  --define NAME=pcct:OPTIONS (agent options separated by `;`),
+  --define NAME=pcct:OPTIONS (agent options separated by `;`; NAME=pcct@LIBRARY:OPTIONS
+  runs another build of the agent, to compare two builds in the same rounds),
   --define NAME=jfr:SETTINGS, --define NAME=ap:INTERVAL or --define NAME=ap_alloc:BYTES adds a configuration.
   Every pcct run gets http=off,quiet=on (the HTTP server is not part of the
   sampling cost) unless its options name http; every JFR run gets
@@ -226,10 +227,15 @@ def resolve_configs(names, definitions):
     for definition in definitions:
         name, _, rest = definition.partition("=")
         kind, _, value = rest.partition(":")
-        if kind not in ("pcct", "jfr", "ap", "ap_alloc") or not name:
-            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS, NAME=jfr:SETTINGS, "
-                             f"NAME=ap:INTERVAL or NAME=ap_alloc:BYTES")
+        kind, at, library = kind.partition("@")
+        if kind not in ("pcct", "jfr", "ap", "ap_alloc") or not name or (at and (kind != "pcct" or not library)):
+            raise SystemExit(f"--define {definition!r}: expected NAME=pcct:OPTIONS, NAME=pcct@LIBRARY:OPTIONS, "
+                             f"NAME=jfr:SETTINGS, NAME=ap:INTERVAL or NAME=ap_alloc:BYTES")
         known[name] = {kind: value}
+        if at:
+            if not Path(library).is_file():
+                raise SystemExit(f"--define {definition!r}: {library} is not a file")
+            known[name]["agent"] = str(Path(library).resolve())
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
@@ -412,7 +418,7 @@ def jvm_flags(spec, output_base):
         # cost, so overhead runs leave it off unless a configuration asks.
         if "http" not in pcct_options(options):
             options += ",http=off"
-        return [f"-agentpath:{AGENT}={options},quiet=on,file={profile}"], profile
+        return [f"-agentpath:{spec.get('agent', AGENT)}={options},quiet=on,file={profile}"], profile
     if "jfr" in spec:
         recording = Path(f"{output_base}.jfr")
         # JFR's default stackdepth is 64: deeper stacks would be cut while
