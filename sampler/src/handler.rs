@@ -344,7 +344,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         checksum,
         handler_ns,
         timed,
-        cpu_ns: if timed { clock.cpu_start().unwrap_or(0) } else { 0 },
+        cpu_ns: clock.cpu_start().unwrap_or(0),
         timer_signal: counted.unwrap_or(0),
     });
 }

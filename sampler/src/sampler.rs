@@ -14,7 +14,8 @@
 //!    skip it if it used less than `idle_share` of an interval since its
 //!    last sample (its CPU time carries over), else mark the slot REQUESTED
 //!    and send the signal. Its handler runs on the thread (see `handler`);
-//!    the result is collected at the next tick.
+//!    the result is collected at the next tick, its CPU weight up to the
+//!    handler's reading of the thread's CPU clock.
 //!
 //! With threads' own CPU timers (`timer=thread`, cpu mode; `cpu_timer`),
 //! step 5 opens a timer for each new thread, and that timer asks for the
@@ -585,6 +586,8 @@ impl<'r> Sampler<'r> {
         state.outstanding = false;
         if timed {
             state.timer_sample(&drained.handler, wall_end);
+        } else {
+            state.request_answered(&drained.handler);
         }
         let deferred = drained.handler.result == RESULT_DEFERRED;
         state.deferred_in_row = if deferred { state.deferred_in_row + 1 } else { 0 };
@@ -992,6 +995,19 @@ impl ThreadState {
         self.wall_at_request = wall_end;
     }
 
+    /// A sample the sampler's signal asked for was drained, `handler` its
+    /// result: its CPU ends at the handler's reading of the thread's CPU
+    /// clock (at its start), not at the request's. The stack is where the
+    /// thread was then, and the CPU between the two is the thread's on the
+    /// way there: a thread in a long system call takes the signal at the
+    /// call's return, and the call's CPU after the request went to the
+    /// next sample, elsewhere in the code (BENCHMARKS.md, "Long system
+    /// calls": `readBig` 2.5 points short, `stat` after it as much over).
+    fn request_answered(&mut self, handler: &HandlerResult) {
+        self.cpu_at_request = self.cpu_at_request.max(handler.cpu_ns);
+        self.cpu_last_read = self.cpu_last_read.max(self.cpu_at_request);
+    }
+
     /// Its timers' signals after those accounted for so far, up to and
     /// including the one that took `handler`'s sample (taken or refused).
     fn intervals_through(&self, handler: &HandlerResult) -> u64 {
@@ -1025,8 +1041,9 @@ impl ThreadState {
     }
 
     /// The CPU and wall time since the thread's previous sample, up to the
-    /// request just answered; a sample that is `deferred` leaves that time
-    /// to the thread's next sample.
+    /// sample just drained (its CPU to its handler's clock reading, its
+    /// wall time to the request or, for a timer's, to the drain); a sample
+    /// that is `deferred` leaves that time to the thread's next sample.
     fn take_time(&mut self, deferred: bool) -> (u64, u64) {
         let cpu = self.cpu_at_request.saturating_sub(self.cpu_at_sample);
         let wall = self.wall_at_request.saturating_sub(self.wall_at_sample);
@@ -1100,6 +1117,21 @@ mod tests {
         assert_eq!(thread.take_time(false), (3_500, 5_000), "both intervals");
         (thread.cpu_at_request, thread.wall_at_request) = (5_000, 16_000);
         assert_eq!(thread.take_time(false), (500, 1_000));
+    }
+
+    #[test]
+    fn a_requested_samples_cpu_ends_at_its_handlers_clock_not_at_the_request() {
+        let mut thread = ThreadState::new(1, 7, 1_000, 10_000);
+        // Asked for at CPU 3,000; the signal reached the thread at the end
+        // of a system call, at CPU 9,000 (the reading at its handler's start).
+        (thread.cpu_at_request, thread.wall_at_request) = (3_000, 13_000);
+        thread.request_answered(&HandlerResult { timed: false, ..timed(0, 9_000) });
+        assert_eq!(thread.take_time(false), (8_000, 3_000), "the call's CPU is this sample's, not the next's");
+        assert_eq!(thread.cpu_last_read, 9_000);
+        // A handler that read no clock (0) leaves the request's reading.
+        (thread.cpu_at_request, thread.wall_at_request) = (10_000, 14_000);
+        thread.request_answered(&HandlerResult { timed: false, ..timed(0, 0) });
+        assert_eq!(thread.take_time(false), (1_000, 1_000));
     }
 
     const MS: u64 = 1_000_000;

@@ -163,9 +163,10 @@ pub(crate) struct HandlerResult {
     /// The sample was asked for by the thread's own CPU timer (`cpu_timer`),
     /// not by the sampler's signal.
     pub timed: bool,
-    /// For a timed sample, the thread's CPU clock when the handler started,
-    /// if the handler read it (see `handler`'s module doc); else 0: the
-    /// sample weighs the timer's intervals ([`Slot::timer_signals`]).
+    /// The thread's CPU clock when the handler started, if the handler read
+    /// it (always for the sampler's signal, where the sample's CPU ends;
+    /// for a timer's see `handler`'s module doc); else 0: a timer's sample
+    /// then weighs the timer's intervals ([`Slot::timer_signals`]).
     pub cpu_ns: u64,
     /// For a timed sample, its signal's number among the slot's
     /// ([`Slot::timer_signals`] before the signal was counted).
