@@ -142,7 +142,14 @@
 //! thread did not spend on a CPU (the monotonic clock's advance less the
 //! thread's CPU clock's) and, where the sampler allows it (cpu mode, the
 //! thread's previous samples not all deferred), defers a sample whose wait
-//! is long ([`OFF_CPU_DEFER_NS`]): no walk, [`RESULT_DEFERRED`].
+//! is long ([`OFF_CPU_DEFER_NS`]): no walk, [`RESULT_DEFERRED`]. Unless
+//! the thread ran on after the request ([`RAN_IN_KERNEL_NS`] of CPU or
+//! more) without taking the signal: a thread in user mode takes it within
+//! microseconds, so that thread was in one system call all along, switched
+//! out at its exit, and the stack there is where that CPU went. Deferring
+//! it sent the CPU of SyscallTruth's 32 MiB reads to the thread's next
+//! sample, in `stat`: with two such JVMs on two vCPUs `readBig` had 60-77 %
+//! against 78 % (BENCHMARKS.md, "Long system calls").
 //!
 //! A test with a counting global allocator
 //! (`tests/handler_allocates_nothing.rs`) checks rule 1 on every path.
@@ -474,12 +481,21 @@ fn unwalked_result(slot: &Slot, checksum: u64, start: u64) -> Option<i32> {
     let requested_wall = slot.requested_wall_ns.load(Ordering::Relaxed);
     if requested_wall != 0 && requested_cpu != 0 {
         let waited = clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(requested_wall);
-        let off_cpu_ns = waited.saturating_sub(start.saturating_sub(requested_cpu));
-        if off_cpu_ns > OFF_CPU_DEFER_NS {
+        if defers(waited, start.saturating_sub(requested_cpu)) {
             return Some(RESULT_DEFERRED);
         }
     }
     None
+}
+
+/// Whether a sample the sampler allowed to be deferred is: its signal
+/// reached the thread `waited` ns (wall time) after the request, of which
+/// the thread ran `ran` (its CPU clock's advance). Off the CPU over
+/// [`OFF_CPU_DEFER_NS`] of it, unless it ran [`RAN_IN_KERNEL_NS`] or more
+/// (in a system call: see the module doc). Async-signal-safe.
+#[inline]
+fn defers(waited: u64, ran: u64) -> bool {
+    waited.saturating_sub(ran) > OFF_CPU_DEFER_NS && ran < RAN_IN_KERNEL_NS
 }
 
 /// The signal value of a sampling signal, and the descriptor of the
@@ -536,6 +552,13 @@ fn descriptor_of(info: &libc::siginfo_t) -> i32 {
 /// 1 % of its CPU), three spinning processes on 2 vCPUs: 20-23 % of its
 /// samples in the clock read before this rule, 5-13 % after.
 pub const OFF_CPU_DEFER_NS: u64 = 200_000;
+
+/// CPU a thread used between the sampler's request and its handler past
+/// which its sample is never deferred: it was in one system call all that
+/// time (a thread in user mode takes the signal within tens of
+/// microseconds), so the stack at the call's exit is where the CPU went,
+/// whether or not it then waited for a CPU (see the module doc).
+pub const RAN_IN_KERNEL_NS: u64 = 200_000;
 
 /// Which walker produced a sample's frames.
 #[repr(u8)]
@@ -721,6 +744,17 @@ mod tests {
         assert_eq!(decode(value), Some((8191, 0xDEAD_BEEF)));
         assert_eq!(decode(0), None);
         assert_eq!(decode(12345), None);
+    }
+
+    #[test]
+    fn a_sample_that_waited_for_a_cpu_is_deferred_unless_it_ran_on_in_a_system_call() {
+        const US: u64 = 1_000;
+        assert!(!defers(150 * US, 10 * US), "a running thread's signal");
+        assert!(defers(900 * US, 20 * US), "switched out before the request: the registers of the switch");
+        assert!(!defers(8_000 * US, 5_000 * US), "a long read, then switched out at its return: the read's stack");
+        assert!(!defers(5_000 * US, 5_000 * US));
+        assert!(defers(OFF_CPU_DEFER_NS + 1 + (RAN_IN_KERNEL_NS - 1), RAN_IN_KERNEL_NS - 1));
+        assert!(!defers(10_000 * US + RAN_IN_KERNEL_NS, RAN_IN_KERNEL_NS));
     }
 
     #[test]
