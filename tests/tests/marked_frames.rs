@@ -46,13 +46,21 @@ per_jdk! {
         // again only after a sample whose walk failed or stopped early
         // (rare: a thread caught in a stub), after which the thread's next
         // whole stack is new (one CI run: 2).
+        // So does a sample in main's own code while loop runs: its stack
+        // has no loop frame (2 of 32 runs in a loop and a CI run, 2026-11-28: 1-2 samples in
+        // main and main -> loop new once more, no walk failed). Our reading,
+        // not confirmed: on-stack replacement pops loop's interpreted (or
+        // C1) frame before it pushes the compiled one. A sample in main
+        // after loop returned only widens the allowance by one.
         let counters = profile_json(&profile_path);
-        let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial");
-        let allowed = 1..=1 + restarts;
-        assert!(allowed.contains(&looping.edge.samples), "edge main -> loop ({restarts} failed or partial walks)\n{context}");
-        // The old prefix is not re-walked: main's edge too.
         let main = profile.parent(looping).expect("main");
-        assert!(allowed.contains(&main.edge.samples), "edge into main ({restarts} failed or partial walks)\n{context}");
+        let in_main = main.self_weight.samples;
+        let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial") + in_main;
+        let allowed = 1..=1 + restarts;
+        let why = format!("{restarts} failed or partial walks or samples in main ({in_main})");
+        assert!(allowed.contains(&looping.edge.samples), "edge main -> loop ({why})\n{context}");
+        // The old prefix is not re-walked: main's edge too.
+        assert!(allowed.contains(&main.edge.samples), "edge into main ({why})\n{context}");
         // shortCall: new in a large share of its samples (a quarter of all
         // samples is expected, half of its own), never more than all of them.
         let share_new = short.edge.samples as f64 / short.self_weight.samples as f64;
