@@ -148,7 +148,7 @@
 //! microseconds, so that thread was in one system call all along, switched
 //! out at its exit, and the stack there is where that CPU went. Deferring
 //! it sent the CPU of SyscallTruth's 32 MiB reads to the thread's next
-//! sample, in `stat`: with two such JVMs on two vCPUs `readBig` had 60-77 %
+//! sample, in `stat`: with two such JVMs on two vCPUs `readBig` had 54-77 %
 //! against 78 % (BENCHMARKS.md, "Long system calls").
 //!
 //! A test with a counting global allocator
