@@ -13,7 +13,7 @@
 //! ```
 //!
 //! (A signal of a thread's own CPU timer counts as sent when the sample
-//! it took is drained; one that found its slot's two places taken is
+//! it took is drained; one that found no place in its slot is
 //! `timer_signals_busy`.)
 //!
 //! The profile's sample total is `samples_recorded + samples_failed +
@@ -214,13 +214,14 @@ counters! {
     timers_refused,
     /// Samples a thread's own CPU timer took (also counted in `signals_sent`).
     timer_samples,
-    /// Samples of a thread's own timer taken while its previous sample
-    /// still waited for the sampler thread (the slot's second place,
+    /// Samples of a thread's own timer taken while an earlier sample of it
+    /// still waited for the sampler thread (a place behind the first,
     /// `slots`; part of `timer_samples`).
     timer_samples_queued,
-    /// Signals of a thread's CPU timer that found both places of its slot
-    /// taken (the sampler thread late by two intervals) or the sampler
-    /// draining it: no sample.
+    /// Signals of a thread's CPU timer that found no place in its slot
+    /// (`slots::PLACES` samples waiting, or both of the slot's own regions
+    /// taken and the pool's all borrowed) or the sampler draining it: no
+    /// sample.
     timer_signals_busy,
     /// Samples of a thread's own timer whose handler read no clock: it
     /// timed itself by the processor's counter (`tsc`), and the sample

@@ -61,9 +61,10 @@
 //! default) each thread's own CPU timer (`cpu_timer`) signals it after
 //! every interval of its CPU time, from its own CPU: the signal comes with
 //! `si_code` `POLL_IN` and the timer's descriptor, and it takes a place in
-//! the slot (the first if its previous sample was drained, else the
-//! second, writing the other half of the frame buffer; `slots`): the
-//! sampler asks for nothing, it only drains.
+//! the slot (the first if its previous samples were drained, else behind
+//! them, writing a region of the frame buffer they leave free, the slot's
+//! own or one borrowed from the pool; `slots`): the sampler asks for
+//! nothing, it only drains.
 //! Such a thread has run and was on a CPU, so the two checks below are
 //! skipped; the handler counts the signal in the slot (taken or refused,
 //! each stands for an interval of the thread's CPU: the sample's weight,
@@ -164,8 +165,8 @@ use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
-    HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT,
-    SLOTS,
+    HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, OWN_REGIONS, RESULT_DEFERRED, RESULT_FILTERED,
+    RESULT_NO_AGCT, RESULT_NO_REGION, SLOTS,
 };
 use crate::tsc;
 
@@ -174,8 +175,8 @@ pub(crate) static STRAY_SIGNALS: AtomicU64 = AtomicU64::new(0);
 /// pcct signals that arrived for a slot no longer waiting for them (thread
 /// gone, id reused, request withdrawn).
 pub(crate) static STALE_SIGNALS: AtomicU64 = AtomicU64::new(0);
-/// Signals of a thread's CPU timer that found its slot busy (both places
-/// taken, or the sampler draining it).
+/// Signals of a thread's CPU timer that found its slot busy (no place
+/// left, or the sampler draining it).
 pub(crate) static BUSY_TIMER_SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's id, which the sampler's signals come from (0 until the
@@ -298,7 +299,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // A timer's signal takes a free place in the slot itself; the
     // sampler's answers its request.
     let place =
-        if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid).then_some(Place::First) };
+        if timed { slot.claim(generation, tid) } else { slot.enter_handler(generation, tid).then_some(Place::FIRST) };
     let Some(place) = place else {
         // A timer runs on whether or not its previous sample was drained.
         let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
@@ -320,10 +321,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         _ => None,
     };
     let captured = match unwalked {
-        Some(result) => Captured { result, walker: Walker::None, broken: 0, half: 0, reused: 0 },
-        // SAFETY: the slot is IN_HANDLER or IN_SECOND (`place`), so the
-        // half `capture` writes is this handler's;
-        // `ucontext` is the kernel's.
+        Some(result) => Captured { result, walker: Walker::None, broken: 0, region: 0, reused: 0 },
+        // SAFETY: the slot is IN_HANDLER behind `place.waiting` samples, so
+        // the region `place` borrowed, or one of its own not in
+        // `place.busy`, is this handler's; `ucontext` is the kernel's.
         None => unsafe { capture(slot, place, ucontext, &registers, tid) },
     };
     let (handler_ns, end) = clock.stop();
@@ -346,7 +347,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         result: captured.result,
         walker: captured.walker as u8,
         broken: captured.broken,
-        half: captured.half,
+        region: captured.region,
         reused: captured.reused,
         checksum,
         handler_ns,
@@ -601,19 +602,25 @@ struct Captured {
     result: i32,
     walker: Walker,
     broken: u8,
-    half: u8,
+    region: u8,
     reused: u16,
 }
 
-/// Walks the stack into the slot's buffer, in the half `place` leaves
+/// Walks the stack into a region of the slot's buffer that `place` leaves
 /// free: pcct's walker first, then AsyncGetCallTrace for what it could not
 /// finish (written after pcct's partial frames, so they survive if
 /// AsyncGetCallTrace fails too).
 ///
+/// A walk into a borrowed region neither uses nor changes the thread's
+/// walk history (the region goes back to the pool when it is drained, and
+/// another thread may write it then): the history keeps the previous walk
+/// in the slot's own region.
+///
 /// # Safety
-/// The slot is IN_HANDLER or IN_SECOND (`place`): the half of its buffer
-/// this writes is the caller's; `ucontext` is the kernel's for this signal,
-/// on the thread `tid` it interrupted.
+/// The slot is IN_HANDLER behind `place.waiting` samples: the region
+/// `place` borrowed, or the slot's own regions not in `place.busy`, are the
+/// caller's to write; `ucontext` is the kernel's for this signal, on the
+/// thread `tid` it interrupted.
 unsafe fn capture(
     slot: &Slot,
     place: Place,
@@ -621,53 +628,45 @@ unsafe fn capture(
     registers: &[u64; REGISTER_COUNT],
     tid: i32,
 ) -> Captured {
-    let (buffer, capacity) = slot.buffer();
     // SAFETY: the history is null or a live History (see
-    // `Slot::handler_history`), and the slot is IN_HANDLER or IN_SECOND:
-    // it is this handler's until it publishes.
-    let mut history = unsafe { slot.handler_history().as_mut() };
-    let waiting_half = match place {
-        Place::First => None,
-        Place::Second { waiting_half } => waiting_half.map(|half| half.min(1)),
+    // `Slot::handler_history`), and the slot is IN_HANDLER: it is this
+    // handler's until it publishes.
+    let mut history = unsafe { slot.handler_history().as_mut() }.filter(|_| place.borrowed.is_none());
+    let region = match (place.borrowed, history.as_deref_mut()) {
+        (Some(borrowed), _) => borrowed,
+        (None, Some(history)) => history.next_region(place.busy, OWN_REGIONS),
+        (None, None) => (0..OWN_REGIONS).find(|region| place.busy & (1 << region) == 0).unwrap_or(0),
     };
-    let half = match (history.as_deref_mut(), waiting_half) {
-        (Some(history), waiting) => {
-            if let Some(waiting) = waiting {
-                history.avoid(waiting);
-            }
-            history.next_half()
-        }
-        (None, waiting) => waiting.map_or(0, |waiting| 1 - waiting),
+    let Some((out_region, capacity)) = slot.region(region) else {
+        return Captured { result: RESULT_NO_REGION, walker: Walker::None, broken: 0, region: 0, reused: 0 };
     };
-    // SAFETY: `half` is 0 or 1; the buffer holds two halves of `capacity` frames.
-    let out_half = unsafe { buffer.add(half * capacity) };
     let mut partial = 0;
     let mut broken = 0;
     if let Some(vm) = hotspot::vm() {
         let env = slot.env.load(Ordering::Relaxed) as usize;
         match vm.java_thread_on(env, tid) {
             Some(thread) => {
+                // SAFETY: the region holds `capacity` frames and is ours
+                // (not in `place.busy`).
+                let out = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
                 let walk = match history.as_deref_mut() {
                     Some(history) => {
-                        // SAFETY: the two halves are disjoint, `capacity`
-                        // frames each; the one written is ours (IN_HANDLER,
-                        // or IN_SECOND and not the waiting sample's:
-                        // `History::avoid`), the other only read.
-                        let halves = unsafe {
-                            [
-                                std::slice::from_raw_parts_mut(buffer, capacity),
-                                std::slice::from_raw_parts_mut(buffer.add(capacity), capacity),
-                            ]
-                        };
-                        let (memo, out) = history.memo(halves, Some(FrameCache::process()));
+                        let previous =
+                            match history.kept().and_then(|(kept, frames)| Some((slot.region(kept)?, frames))) {
+                                // SAFETY: the previous walk's region is not the
+                                // one written (`History::next_region`), holds
+                                // `capacity` frames and is only read here.
+                                Some(((frames_at, capacity), frames)) => unsafe {
+                                    std::slice::from_raw_parts(frames_at, frames.min(capacity))
+                                },
+                                None => &[],
+                            };
+                        let memo = history.memo(previous, Some(FrameCache::process()));
                         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
-                        history.finish(&walk);
+                        history.finish(&walk, region);
                         walk
                     }
                     None => {
-                        // SAFETY: the half holds `capacity` frames and is
-                        // ours (IN_HANDLER, or IN_SECOND and the other half).
-                        let out = unsafe { std::slice::from_raw_parts_mut(out_half, capacity) };
                         let memo = walker::Memo { cache: Some(FrameCache::process()), ..walker::Memo::default() };
                         walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo)
                     }
@@ -678,7 +677,7 @@ unsafe fn capture(
                             result: walk.frames as i32,
                             walker: Walker::Vm,
                             broken: 0,
-                            half: half as u8,
+                            region: region as u8,
                             reused: walk.reused.min(u16::MAX as usize) as u16,
                         }
                     }
@@ -694,16 +693,16 @@ unsafe fn capture(
     if let Some(history) = history {
         history.forget();
     }
-    let half = half as u8;
+    let region = region as u8;
     let Some(async_get_call_trace) = agct::function() else {
-        return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken, half, reused: 0 };
+        return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken, region, reused: 0 };
     };
     // SAFETY: `partial` < `capacity` (a walk that fills the buffer ends Full).
-    let rest = unsafe { out_half.add(partial) };
+    let rest = unsafe { out_region.add(partial) };
     let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames: rest };
     // SAFETY: AsyncGetCallTrace is called on the interrupted thread with its
     // ucontext, and writes at most `capacity - partial` frames into the rest
-    // of the half.
+    // of the region.
     unsafe { async_get_call_trace(&mut trace, (capacity - partial) as i32, ucontext) };
     if trace.num_frames > 0 {
         // Its frames replace pcct's partial ones (a plain loop: no memmove
@@ -711,15 +710,15 @@ unsafe fn capture(
         let mut index = 0;
         while partial > 0 && index < trace.num_frames as usize {
             // SAFETY: both indices are below `capacity`.
-            unsafe { *out_half.add(index) = *out_half.add(partial + index) };
+            unsafe { *out_region.add(index) = *out_region.add(partial + index) };
             index += 1;
         }
-        return Captured { result: trace.num_frames, walker: Walker::Agct, broken, half, reused: 0 };
+        return Captured { result: trace.num_frames, walker: Walker::Agct, broken, region, reused: 0 };
     }
     if partial > 0 {
-        return Captured { result: partial as i32, walker: Walker::VmPartial, broken, half, reused: 0 };
+        return Captured { result: partial as i32, walker: Walker::VmPartial, broken, region, reused: 0 };
     }
-    Captured { result: trace.num_frames, walker: Walker::Agct, broken, half, reused: 0 }
+    Captured { result: trace.num_frames, walker: Walker::Agct, broken, region, reused: 0 }
 }
 
 /// The registers pcct's walker starts from.

@@ -53,7 +53,7 @@ use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
 use crate::signal::{self, SendError};
 use crate::slots::{
-    self, Drained, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HANDLER_UNMEASURED, HIGH_WATER,
+    self, Drained, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HANDLER_UNMEASURED, HIGH_WATER, OWN_REGIONS,
     RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
 };
 use crate::timer::{now_ns, BusyWaitTimer};
@@ -317,7 +317,7 @@ impl<'r> Sampler<'r> {
         let high = HIGH_WATER.load(Ordering::Acquire).min(self.threads.len());
         self.threads[..high].iter().enumerate().any(|(index, thread)| match SLOTS[index].state() {
             SlotState::Requested => thread.as_ref().is_some_and(|t| t.outstanding),
-            SlotState::InHandler | SlotState::InSecond => true,
+            SlotState::InHandler => true,
             _ => false,
         })
     }
@@ -510,7 +510,7 @@ impl<'r> Sampler<'r> {
         let high = HIGH_WATER.load(Ordering::Acquire);
         for (index, slot) in SLOTS[..high].iter().enumerate() {
             match slot.state() {
-                SlotState::Ready | SlotState::ReadyTwo => self.collect_ready(index, slot),
+                SlotState::Ready => self.collect_ready(index, slot),
                 SlotState::Retired => {
                     if let Some(old) = self.threads[index].take() {
                         self.forget(old);
@@ -547,22 +547,25 @@ impl<'r> Sampler<'r> {
         counters_add(&self.shared.counters.signals_stale, stale);
     }
 
-    /// Copies one READY (or READY_TWO) slot's samples into `pending`, the
-    /// older first.
+    /// Copies one READY slot's samples into `pending`, the older first.
     fn collect_ready(&mut self, index: usize, slot: &Slot) {
         let drained = slot.drain();
         let now = now_ns();
-        if drained.len() > 1 {
-            counters_add(&self.shared.counters.timer_samples_queued, 1);
+        counters_add(&self.shared.counters.timer_samples_queued, drained.len().saturating_sub(1) as u64);
+        if drained.len() >= OWN_REGIONS {
+            // The slot's own regions were both taken: its thread's next
+            // signals may borrow from the pool.
+            slot.prepare_pool();
         }
-        let first_end = match (&drained[..], self.threads[index].as_ref()) {
-            ([first, second], Some(state)) if state.generation == first.generation => {
-                state.first_of_two_ends(&first.handler, &second.handler, now)
+        let handlers: Vec<HandlerResult> = drained.iter().map(|sample| sample.handler).collect();
+        let ends = match self.threads[index].as_ref() {
+            Some(state) if drained.first().is_some_and(|first| first.generation == state.generation) => {
+                state.wall_ends(&handlers, now)
             }
-            _ => now,
+            _ => vec![now; drained.len()],
         };
-        for (position, sample) in drained.into_iter().enumerate() {
-            self.collect_sample(index, sample, if position == 0 { first_end } else { now });
+        for (sample, end) in drained.into_iter().zip(ends) {
+            self.collect_sample(index, sample, end);
         }
     }
 
@@ -1014,23 +1017,24 @@ impl ThreadState {
         handler.timer_signal.saturating_add(1).saturating_sub(self.timer_signals_seen)
     }
 
-    /// Where the wall time of the first of two samples of its timer drained
-    /// together (`first`, `second`; the slot's second place) ends, the
-    /// drain at `now`: the span since the thread's previous sample split by
-    /// the intervals each stands for (a thread that ran has its wall time
-    /// about its CPU time), not all of it to the first and none to the
-    /// second. `now` for samples not both of its timer.
-    fn first_of_two_ends(&self, first: &HandlerResult, second: &HandlerResult, now: u64) -> u64 {
-        if !(first.timed && second.timed) {
-            return now;
+    /// Where the wall time of each of its samples drained together ends,
+    /// the drain at `now`: the span since the thread's previous sample
+    /// split by the intervals each stands for (a thread that ran has its
+    /// wall time about its CPU time), not all of it to the first and none
+    /// to the others. All `now` unless all are its timer's.
+    fn wall_ends(&self, handlers: &[HandlerResult], now: u64) -> Vec<u64> {
+        let all = handlers.last().map_or(0, |last| self.intervals_through(last));
+        if handlers.len() < 2 || all == 0 || !handlers.iter().all(|handler| handler.timed) {
+            return vec![now; handlers.len()];
         }
-        let (first_intervals, both) = (self.intervals_through(first), self.intervals_through(second));
         let span = now.saturating_sub(self.wall_at_sample);
-        if both == 0 {
-            return now;
-        }
-        let share = (span as u128 * first_intervals.min(both) as u128 / both as u128) as u64;
-        self.wall_at_sample.saturating_add(share)
+        handlers
+            .iter()
+            .map(|handler| {
+                let through = self.intervals_through(handler).min(all);
+                self.wall_at_sample.saturating_add((span as u128 * through as u128 / all as u128) as u64)
+            })
+            .collect()
     }
 
     /// A walk named frames: the thread runs Java (it is never excluded as
@@ -1141,7 +1145,7 @@ mod tests {
             result: 1,
             walker: 1,
             broken: 0,
-            half: 0,
+            region: 0,
             reused: 0,
             checksum: 0,
             handler_ns: 1,
@@ -1176,22 +1180,24 @@ mod tests {
     }
 
     #[test]
-    fn two_timed_samples_drained_together_split_the_wall_time_by_their_intervals() {
+    fn timed_samples_drained_together_split_the_wall_time_by_their_intervals() {
         let mut thread = ThreadState::new(1, 7, 0, 10_000);
         thread.timer_opened(Duration::from_millis(1), 0, 0);
         // The first stands for signals 1-3 (two refused, then its own),
-        // the second for signal 4; drained at 10_000 + 4 ms.
-        let (first, second) = (timed(2, 0), timed(3, 0));
-        let now = 10_000 + 4 * MS;
-        let first_end = thread.first_of_two_ends(&first, &second, now);
-        assert_eq!(first_end, 10_000 + 3 * MS);
-        thread.timer_sample(&first, first_end);
-        assert_eq!(thread.take_time(false), (3 * MS, 3 * MS));
-        thread.timer_sample(&second, now);
-        assert_eq!(thread.take_time(false), (MS, MS));
+        // the second for signal 4, the third for 5 and 6; drained at
+        // 10_000 + 6 ms.
+        let samples = [timed(2, 0), timed(3, 0), timed(5, 0)];
+        let now = 10_000 + 6 * MS;
+        let ends = thread.wall_ends(&samples, now);
+        assert_eq!(ends, vec![10_000 + 3 * MS, 10_000 + 4 * MS, now]);
+        for ((sample, end), expected) in samples.iter().zip(ends).zip([3 * MS, MS, 2 * MS]) {
+            thread.timer_sample(sample, end);
+            assert_eq!(thread.take_time(false), (expected, expected));
+        }
         // A sample the sampler's signal asked for keeps the drain's time.
-        let untimed = HandlerResult { timed: false, ..timed(5, 0) };
-        assert_eq!(thread.first_of_two_ends(&untimed, &timed(6, 0), now + MS), now + MS);
+        let untimed = HandlerResult { timed: false, ..timed(7, 0) };
+        assert_eq!(thread.wall_ends(&[untimed, timed(8, 0)], now + MS), vec![now + MS; 2]);
+        assert_eq!(thread.wall_ends(&[timed(9, 0)], now + MS), vec![now + MS], "one sample: the drain");
     }
 
     fn classify_one(result: i32, cpu_delta: u64, frames: usize, mode: Mode) -> Classification {

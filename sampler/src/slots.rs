@@ -2,25 +2,25 @@
 //! itself (registration, its signal handler), the sampler thread and
 //! nobody else.
 //!
-//! A slot is a mailbox of two places between a thread's signal handler and
-//! the sampler thread. Its state machine lives here, one method per
-//! transition:
+//! A slot is a mailbox of up to [`PLACES`] places between a thread's signal
+//! handler and the sampler thread. Its state machine lives here, one method
+//! per transition; `(k)` is the number of samples waiting, part of the state:
 //!
 //! ```text
 //!          occupy              request                enter_handler
-//!   FREE ----------> IDLE -----------------> REQUESTED -------------> IN_HANDLER
+//!   FREE ----------> IDLE -----------------> REQUESTED -------------> IN_HANDLER(0)
 //!    ^               |^  ^    withdraw           |                      ^  |
 //!    |               ||  +-----------------------+                      |  | publish
 //!    |               |+-------------------------------------------------+  |
 //!    |               |                 claim (a thread's own timer)        |
 //!    | release       |                                                     v
-//!    |               +------------------- DRAINING <------------------- READY
-//!    |                       (drain: one call,  ^                         |
-//!    |                        READY or          |                         | claim (its timer
-//!    |                        READY_TWO ->      |                         | again, the first
-//!    |                        DRAINING -> IDLE) |                         v sample waiting)
-//!    |                                      READY_TWO <-- publish -- IN_SECOND
-//!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER, IN_SECOND and DRAINING)
+//!    |               +------------------- DRAINING <------------------ READY(k)
+//!    |                       (drain: one call,                          |   ^
+//!    |                        READY(k) -> DRAINING -> IDLE)       claim |   | publish
+//!    |                                                  (its timer again,|   | (k + 1)
+//!    |                                                 k < its places)   v   |
+//!    |                                                                IN_HANDLER(k)
+//!  RETIRED <--retire-- any state but FREE (waits out IN_HANDLER and DRAINING)
 //! ```
 //!
 //! | transition | who | from -> to |
@@ -28,25 +28,32 @@
 //! | [`Slot::occupy`] | registration (under the registry's lock) | FREE -> IDLE |
 //! | [`Slot::request`] | sampler (before its signal) | IDLE -> REQUESTED |
 //! | [`Slot::withdraw`] | sampler (request lost, or its signal not sent) | REQUESTED -> IDLE |
-//! | [`Slot::enter_handler`] | the thread's signal handler (the sampler's signal) | REQUESTED -> IN_HANDLER |
-//! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER, READY -> IN_SECOND |
-//! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER -> READY, IN_SECOND -> READY_TWO |
-//! | [`Slot::drain`] | sampler | READY or READY_TWO -> DRAINING -> IDLE |
-//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY, READY_TWO -> RETIRED |
+//! | [`Slot::enter_handler`] | the thread's signal handler (the sampler's signal) | REQUESTED -> IN_HANDLER(0) |
+//! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER(0), READY(k) -> IN_HANDLER(k) |
+//! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER(k) -> READY(k + 1) |
+//! | [`Slot::drain`] | sampler | READY(k) -> DRAINING -> IDLE |
+//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY(k) -> RETIRED |
 //! | [`Slot::release`] | sampler | RETIRED -> FREE |
 //!
-//! The second place is a thread's own timer's: its signals come after
-//! every interval of the thread's CPU, whether or not the sampler thread
-//! has drained the previous sample (it waits for a CPU like any other
-//! thread). With one place, 3.2 % of H2's and 6.9 % of javac's timer
-//! signals found it taken at 1 ms on two quiet vCPUs (BENCHMARKS.md,
-//! "Thirty rounds a workload"): fewer samples, each weighing more. A
-//! second handler writes the other half of the frame buffer, so the
-//! first sample's frames stay as they are; a third signal before the
-//! drain, or one during it, is refused (`timer_signals_busy`) and its CPU
-//! goes to the thread's next sample. The sampler drains both samples at
-//! once, the older first, and splits the wall time since the thread's
-//! previous sample between them by the intervals each stands for.
+//! The places after the first are a thread's own timer's: its signals come
+//! after every interval of the thread's CPU, whether or not the sampler
+//! thread has drained the previous sample (it waits for a CPU like any
+//! other thread). Each waiting sample has its frames in a region of its
+//! own: the slot has two, allocated at registration, and a handler that
+//! finds both taken borrows one from a pool all slots share ([`Pool`],
+//! [`POOL_REGIONS`] regions, allocated the first time the sampler drains a
+//! slot that had both taken), which the sampler gives back when it drains
+//! the sample. A signal that finds [`PLACES`] samples waiting or the pool
+//! empty, or comes during a drain, is refused (`timer_signals_busy`) and
+//! its CPU goes to the thread's next sample, elsewhere in the code if the
+//! thread moved on meanwhile. With two places, two SyscallTruth JVMs on two
+//! vCPUs (each sampler thread waiting about a millisecond for a CPU at each
+//! tick, up to the end of another thread's read of many milliseconds) had a
+//! quarter of their signals refused, and the CPU of the short calls before
+//! a long read went to the read's sample (BENCHMARKS.md, "Long system
+//! calls"). The sampler drains the waiting samples at once, the older
+//! first, and splits the wall time since the thread's previous sample
+//! between them by the intervals each stands for.
 //!
 //! The state and the registration's generation share one atomic word, and
 //! every move is a compare-and-swap of that word, so a transition checks
@@ -55,28 +62,51 @@
 //! with the old registration's signal). A late signal, a thread that ends
 //! while it is being sampled, or a reused thread id can at worst lose one
 //! sample (which is counted); it can never make two parties use one buffer
-//! at once: a half of the frame buffer belongs to the handler while the
-//! slot is IN_HANDLER or IN_SECOND (the half it writes; the other holds
-//! the waiting sample, which nobody writes), to the sampler while it is
-//! DRAINING, to registration while it is FREE, and to nobody otherwise.
+//! at once: a region of the frame buffer belongs to the handler while the
+//! slot is IN_HANDLER (the region it writes; the others hold waiting
+//! samples, which nobody writes, or nothing), to the sampler while it is
+//! DRAINING, to registration while it is FREE, and to nobody otherwise. A
+//! pool region is taken with one compare-and-swap of the pool's bitmap
+//! before the slot's move to IN_HANDLER (and given back if the move fails)
+//! and given back by the sampler after it copied the sample out, or
+//! released a retired slot whose samples were never drained.
 //!
-//! Frame buffers are allocated at registration (never in the handler) and
-//! kept with their slot for the next thread, so memory is bounded by the
-//! peak number of live threads times the stack depth.
+//! Frame buffers are allocated at registration and by the sampler (never
+//! in the handler) and kept with their slot for the next thread, so memory
+//! is bounded by the peak number of live threads times the stack depth,
+//! times two, plus the pool's [`POOL_REGIONS`].
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// A slot's state and generation as one word: generation in the high 32
-/// bits, state in the low 32.
-fn pack(generation: u32, state: SlotState) -> u64 {
-    ((generation as u64) << 32) | state as u64
+/// bits, the samples waiting in bits 8-15, the state in the low 8.
+fn pack(generation: u32, state: SlotState, waiting: usize) -> u64 {
+    ((generation as u64) << 32) | ((waiting as u64 & 0xFF) << 8) | state as u64
 }
 
-fn unpack(word: u64) -> (u32, SlotState) {
-    ((word >> 32) as u32, SlotState::from_u32(word as u32))
+fn unpack(word: u64) -> (u32, SlotState, usize) {
+    ((word >> 32) as u32, SlotState::from_u32(word as u32 & 0xFF), (word >> 8) as usize & 0xFF)
 }
+
+/// Most samples a slot holds for the sampler (its thread's own timer's
+/// signals; the sampler's signal asks for one at a time). Each has a
+/// region of `depth + 1` frames: one of the slot's own two, or one
+/// borrowed from the [`Pool`].
+pub const PLACES: usize = 32;
+
+/// Regions a slot has of its own, from its registration; region numbers
+/// from this one on are the pool's, borrowed.
+pub const OWN_REGIONS: usize = 2;
+
+/// Regions in the pool the slots borrow from (one bit each of its bitmap):
+/// 512 KiB at the default depth of 512 frames.
+pub const POOL_REGIONS: usize = 64;
+
+/// Tries at the pool's bitmap before a handler gives up (each failure is
+/// another handler's success).
+const POOL_TRIES: usize = 8;
 
 use parking_lot::Mutex;
 
@@ -97,23 +127,19 @@ pub enum SlotState {
     Idle = 1,
     /// The sampler signalled the thread and waits for its handler.
     Requested = 2,
-    /// The thread's handler is writing the sample.
+    /// The thread's handler is writing a sample (behind the samples
+    /// waiting, if its timer's).
     InHandler = 3,
-    /// A sample waits for the sampler.
+    /// Samples wait for the sampler.
     Ready = 4,
     /// The sampler is copying the sample out.
     Draining = 5,
     /// The thread ended; the sampler frees the slot.
     Retired = 6,
-    /// A sample waits for the sampler and the thread's handler (of its own
-    /// timer) writes a second.
-    InSecond = 7,
-    /// Two samples wait for the sampler.
-    ReadyTwo = 8,
 }
 
 impl SlotState {
-    const ALL: [SlotState; 9] = [
+    const ALL: [SlotState; 7] = [
         SlotState::Free,
         SlotState::Idle,
         SlotState::Requested,
@@ -121,8 +147,6 @@ impl SlotState {
         SlotState::Ready,
         SlotState::Draining,
         SlotState::Retired,
-        SlotState::InSecond,
-        SlotState::ReadyTwo,
     ];
 
     fn from_u32(value: u32) -> SlotState {
@@ -139,19 +163,26 @@ pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
 /// after a long wait off the CPU (see `handler`): not walked.
 pub const RESULT_DEFERRED: i32 = i32::MIN + 2;
 
+/// `result` when the region a handler chose was not there (not expected:
+/// a slot's regions only grow while it is registered).
+pub const RESULT_NO_REGION: i32 = i32::MIN + 3;
+
 /// What a handler leaves in its slot besides the frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HandlerResult {
     /// Frames written (> 0), AsyncGetCallTrace's failure code (<= 0),
-    /// [`RESULT_FILTERED`], [`RESULT_NO_AGCT`] or [`RESULT_DEFERRED`].
+    /// [`RESULT_FILTERED`], [`RESULT_NO_AGCT`], [`RESULT_DEFERRED`] or
+    /// [`RESULT_NO_REGION`].
     pub result: i32,
     /// Which walker wrote the frames (a [`crate::handler::Walker`] as a byte).
     pub walker: u8,
     /// Why pcct's walker stopped early ([`crate::hotspot::walker::Broken`]
     /// as a byte), 0 if it did not (or did not run).
     pub broken: u8,
-    /// The half of the frame buffer holding the frames (0 or 1).
-    pub half: u8,
+    /// The region holding the frames: the slot's own (below
+    /// [`OWN_REGIONS`]), else the pool's `region - OWN_REGIONS`, borrowed
+    /// until the sample is drained.
+    pub region: u8,
     /// Of the frames, those pcct's walker took unchanged from the thread's
     /// previous walk instead of decoding them.
     pub reused: u16,
@@ -187,15 +218,104 @@ pub(crate) struct Drained {
     pub frames: Vec<(usize, i32)>,
 }
 
-/// Which of its slot's two places a handler's sample takes.
+/// The place a handler's sample takes in its slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// The first: no sample waits (IN_HANDLER).
-    First,
-    /// The second, behind a sample still waiting for the sampler, whose
-    /// frames are in half `waiting_half` of the frame buffer (`None`: it
-    /// has none, a failed, filtered or deferred sample) (IN_SECOND).
-    Second { waiting_half: Option<usize> },
+pub(crate) struct Place {
+    /// Samples waiting before it (0: the first place).
+    pub waiting: usize,
+    /// The slot's own regions holding their frames (bit `r` for region
+    /// `r`; a failed, filtered or deferred sample holds none).
+    pub busy: u32,
+    /// The pool's region borrowed for it, when both of the slot's own were
+    /// busy (a region number, [`OWN_REGIONS`] or more).
+    pub borrowed: Option<usize>,
+}
+
+impl Place {
+    /// The first place: nothing waits, both of the slot's regions are free.
+    pub const FIRST: Place = Place { waiting: 0, busy: 0, borrowed: None };
+}
+
+/// Regions all slots borrow from when both of their own hold waiting
+/// samples: [`POOL_REGIONS`] regions of the slots' capacity, allocated once
+/// by the sampler ([`Pool::prepare`]) and never freed; a bitmap says which
+/// are borrowed. Handlers take with a compare-and-swap, the sampler gives
+/// back; nobody waits.
+pub(crate) struct Pool {
+    frames: AtomicPtr<CallFrame>,
+    /// Frames a region holds (set before `frames` is published).
+    capacity: AtomicUsize,
+    /// Bit `p`: region `p` is borrowed.
+    taken: AtomicU64,
+}
+
+/// The pool.
+pub(crate) static POOL: Pool = Pool::new();
+
+impl Pool {
+    const fn new() -> Pool {
+        Pool { frames: AtomicPtr::new(std::ptr::null_mut()), capacity: AtomicUsize::new(0), taken: AtomicU64::new(0) }
+    }
+
+    /// Allocates the regions, of `capacity` frames each, if not done
+    /// (sampler only).
+    pub(crate) fn prepare(&self, capacity: usize) {
+        if capacity == 0 || !self.frames.load(Ordering::Acquire).is_null() {
+            return;
+        }
+        let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; POOL_REGIONS * capacity].into_boxed_slice();
+        self.capacity.store(capacity, Ordering::Relaxed);
+        // Published to handlers by the release store; never freed.
+        self.frames.store(Box::into_raw(buffer) as *mut CallFrame, Ordering::Release);
+    }
+
+    /// Borrows a free region (its region number, [`OWN_REGIONS`] or more),
+    /// if the pool is there and one is free. Async-signal-safe: atomics,
+    /// at most [`POOL_TRIES`] compare-and-swaps.
+    #[inline]
+    fn take(&self) -> Option<usize> {
+        if self.frames.load(Ordering::Acquire).is_null() {
+            return None;
+        }
+        let mut taken = self.taken.load(Ordering::Relaxed);
+        for _ in 0..POOL_TRIES {
+            if taken == u64::MAX {
+                return None;
+            }
+            let bit = (!taken).trailing_zeros() as usize;
+            match self.taken.compare_exchange_weak(taken, taken | 1 << bit, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return Some(OWN_REGIONS + bit),
+                Err(now) => taken = now,
+            }
+        }
+        None
+    }
+
+    /// Gives back region `region` if it is the pool's (after its frames
+    /// were copied out, or never written).
+    #[inline]
+    fn give_back(&self, region: usize) {
+        if let Some(bit) = region.checked_sub(OWN_REGIONS).filter(|&bit| bit < POOL_REGIONS) {
+            self.taken.fetch_and(!(1 << bit), Ordering::Release);
+        }
+    }
+
+    /// Regions borrowed now.
+    #[cfg(test)]
+    fn borrowed(&self) -> u32 {
+        self.taken.load(Ordering::Relaxed).count_ones()
+    }
+
+    /// The pool's region `region` ([`OWN_REGIONS`] or more) and its capacity.
+    #[inline]
+    fn region(&self, region: usize) -> Option<(*mut CallFrame, usize)> {
+        let index = region.checked_sub(OWN_REGIONS).filter(|&index| index < POOL_REGIONS)?;
+        let base = self.frames.load(Ordering::Acquire);
+        let capacity = self.capacity.load(Ordering::Relaxed);
+        // SAFETY: a non-null `frames` is a buffer of POOL_REGIONS regions of
+        // `capacity` frames (stored before it), never freed.
+        (!base.is_null()).then(|| (unsafe { base.add(index * capacity) }, capacity))
+    }
 }
 
 /// One place's results, published by the store of READY (or READY_TWO).
@@ -203,7 +323,7 @@ struct Published {
     result: AtomicI32,
     walker: AtomicU8,
     broken: AtomicU8,
-    half: AtomicU8,
+    region: AtomicU8,
     reused: AtomicU32,
     checksum: AtomicU64,
     handler_ns: AtomicU64,
@@ -218,7 +338,7 @@ impl Published {
             result: AtomicI32::new(0),
             walker: AtomicU8::new(0),
             broken: AtomicU8::new(0),
-            half: AtomicU8::new(0),
+            region: AtomicU8::new(0),
             reused: AtomicU32::new(0),
             checksum: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
@@ -234,7 +354,7 @@ impl Published {
         self.result.store(handler.result, Ordering::Relaxed);
         self.walker.store(handler.walker, Ordering::Relaxed);
         self.broken.store(handler.broken, Ordering::Relaxed);
-        self.half.store(handler.half, Ordering::Relaxed);
+        self.region.store(handler.region, Ordering::Relaxed);
         self.reused.store(handler.reused as u32, Ordering::Relaxed);
         self.checksum.store(handler.checksum, Ordering::Relaxed);
         self.handler_ns.store(handler.handler_ns, Ordering::Relaxed);
@@ -248,7 +368,7 @@ impl Published {
             result: self.result.load(Ordering::Relaxed),
             walker: self.walker.load(Ordering::Relaxed),
             broken: self.broken.load(Ordering::Relaxed),
-            half: self.half.load(Ordering::Relaxed),
+            region: self.region.load(Ordering::Relaxed),
             reused: self.reused.load(Ordering::Relaxed) as u16,
             checksum: self.checksum.load(Ordering::Relaxed),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
@@ -273,6 +393,7 @@ pub struct Slot {
     pub(crate) env: AtomicPtr<c_void>,
     /// How the thread was registered ([`ThreadOrigin`] as a byte).
     origin: AtomicU8,
+    /// The slot's own regions of the frame buffer, `capacity` frames each.
     frames: AtomicPtr<CallFrame>,
     capacity: AtomicU32,
     /// What the thread's walks decoded and saw (allocated by the sampler at
@@ -302,9 +423,12 @@ pub struct Slot {
     /// previous timer signal ended (0: not known); handler only
     /// ([`Slot::timer_handler_ended`]).
     last_timer_exit: AtomicU64,
-    /// The waiting samples' results: the first place's, and the second's
-    /// (READY_TWO only).
-    published: [Published; 2],
+    /// The waiting samples' results, the older first (READY(k): the first
+    /// k).
+    published: [Published; PLACES],
+    /// The pool its handlers borrow regions from ([`POOL`]; a test's own in
+    /// tests).
+    pool: &'static Pool,
 }
 
 impl Slot {
@@ -323,7 +447,8 @@ impl Slot {
             requested_wall_ns: AtomicU64::new(0),
             timer_signals: AtomicU64::new(0),
             last_timer_exit: AtomicU64::new(0),
-            published: [Published::new(), Published::new()],
+            published: [const { Published::new() }; PLACES],
+            pool: &POOL,
         }
     }
 
@@ -332,43 +457,53 @@ impl Slot {
         unpack(self.word.load(Ordering::Acquire)).1
     }
 
+    /// Samples waiting for the sampler (READY; RETIRED: never drained), or
+    /// waiting behind the one a handler writes (IN_HANDLER).
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
+        unpack(self.word.load(Ordering::Acquire)).2
+    }
+
     /// The current registration's generation.
     pub(crate) fn generation(&self) -> u32 {
         unpack(self.word.load(Ordering::Acquire)).0
     }
 
-    /// `from` -> `to` for whatever registration holds the slot now.
+    /// `from` -> `to` (neither with samples waiting) for whatever
+    /// registration holds the slot now.
     fn transition(&self, from: SlotState, to: SlotState) -> bool {
-        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
-        state == from && self.transition_of(generation, from, to)
+        let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
+        state == from && waiting == 0 && self.transition_of(generation, (from, 0), (to, 0))
     }
 
-    /// `from` -> `to` for registration `generation` only: one
-    /// compare-and-swap of the generation and the state together.
-    fn transition_of(&self, generation: u32, from: SlotState, to: SlotState) -> bool {
-        let (from, to) = (pack(generation, from), pack(generation, to));
+    /// `from` -> `to`, each a state and the samples waiting in it, for
+    /// registration `generation` only: one compare-and-swap of the
+    /// generation, the state and the count together.
+    fn transition_of(&self, generation: u32, from: (SlotState, usize), to: (SlotState, usize)) -> bool {
+        let (from, to) = (pack(generation, from.0, from.1), pack(generation, to.0, to.1));
         self.word.compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
     /// FREE -> IDLE: a new registration of thread `tid`, with a frame
-    /// buffer of two halves of at least `depth + 1` frames each (allocated
-    /// here if the slot's is smaller). Returns the registration's generation, or `None` if the
-    /// slot is not FREE. Registration only (it holds the registry's lock,
-    /// so nobody else moves a FREE slot).
+    /// buffer of two regions of at least `depth + 1` frames each (allocated
+    /// here if the slot's is smaller, when the other regions are freed).
+    /// Returns the registration's generation, or `None` if the slot is not
+    /// FREE. Registration only (it holds the registry's lock, so nobody
+    /// else moves a FREE slot).
     fn occupy(&self, tid: i32, env: *mut c_void, origin: ThreadOrigin, depth: usize) -> Option<u32> {
         if self.state() != SlotState::Free {
             return None;
         }
         let needed = depth + 1;
         if (self.capacity.load(Ordering::Relaxed) as usize) < needed {
-            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; 2 * needed].into_boxed_slice();
+            let buffer: Box<[CallFrame]> = vec![CallFrame::EMPTY; OWN_REGIONS * needed].into_boxed_slice();
             let old = self.frames.swap(Box::into_raw(buffer) as *mut CallFrame, Ordering::AcqRel);
             let old_capacity = self.capacity.swap(needed as u32, Ordering::AcqRel) as usize;
             if !old.is_null() {
                 // SAFETY: the slot is FREE: no handler or sampler uses its
                 // buffer, which was made by Box::into_raw of a boxed slice of
-                // two halves of `old_capacity` frames.
-                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, 2 * old_capacity)) });
+                // OWN_REGIONS regions of `old_capacity` frames.
+                drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(old, OWN_REGIONS * old_capacity)) });
             }
         }
         self.tid.store(tid, Ordering::Relaxed);
@@ -383,7 +518,7 @@ impl Slot {
             place.result.store(0, Ordering::Relaxed);
         }
         let generation = self.generation().wrapping_add(1);
-        self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
+        self.word.store(pack(generation, SlotState::Idle, 0), Ordering::Release);
         Some(generation)
     }
 
@@ -400,6 +535,12 @@ impl Slot {
     #[inline]
     pub(crate) fn last_timer_handler(&self) -> u64 {
         self.last_timer_exit.load(Ordering::Relaxed)
+    }
+
+    /// Makes the pool its handlers borrow from, with regions as large as
+    /// its own, if it is not made (sampler; [`Pool::prepare`]).
+    pub(crate) fn prepare_pool(&self) {
+        self.pool.prepare(self.capacity.load(Ordering::Relaxed) as usize);
     }
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
@@ -443,118 +584,137 @@ impl Slot {
     /// or the move fails. Async-signal-safe: atomics only.
     #[inline]
     pub(crate) fn enter_handler(&self, generation: u32, tid: i32) -> bool {
-        self.word.load(Ordering::Acquire) == pack(generation, SlotState::Requested)
+        self.word.load(Ordering::Acquire) == pack(generation, SlotState::Requested, 0)
             && self.tid.load(Ordering::Relaxed) == tid
-            && self.transition_of(generation, SlotState::Requested, SlotState::InHandler)
+            && self.transition_of(generation, (SlotState::Requested, 0), (SlotState::InHandler, 0))
     }
 
-    /// IDLE -> IN_HANDLER or READY -> IN_SECOND (the signal handler, on
-    /// thread `tid`, at a signal of its own CPU timer for registration
-    /// `generation`): the timer asks for a sample whenever the thread's
-    /// interval of CPU runs out; the slot takes it in its first place if
-    /// its previous sample has been drained, else in its second if that
-    /// is free (see the module documentation). Checked as
-    /// [`Slot::enter_handler`] checks. Async-signal-safe: atomics only.
+    /// IDLE -> IN_HANDLER(0) or READY(k) -> IN_HANDLER(k) (the signal
+    /// handler, on thread `tid`, at a signal of its own CPU timer for
+    /// registration `generation`): the timer asks for a sample whenever the
+    /// thread's interval of CPU runs out; the slot takes it in its first
+    /// place if no sample waits, else behind them, in a region of its own
+    /// or one borrowed from the pool (see the module documentation).
+    /// Checked as [`Slot::enter_handler`] checks. Async-signal-safe:
+    /// atomics only.
     #[inline]
     pub(crate) fn claim(&self, generation: u32, tid: i32) -> Option<Place> {
         if self.tid.load(Ordering::Relaxed) != tid {
             return None;
         }
-        // Twice at most: the sampler may drain the waiting sample between
+        // Twice at most: the sampler may drain the waiting samples between
         // the load and the move (READY -> IDLE); a slot the second look
         // finds DRAINING is refused as busy.
         for _ in 0..2 {
-            let word = self.word.load(Ordering::Acquire);
-            if word == pack(generation, SlotState::Idle) {
-                if self.transition_of(generation, SlotState::Idle, SlotState::InHandler) {
-                    return Some(Place::First);
-                }
-            } else if word == pack(generation, SlotState::Ready) {
-                if self.transition_of(generation, SlotState::Ready, SlotState::InSecond) {
-                    // Written by this thread's previous handler.
-                    let waiting = &self.published[0];
-                    let has_frames = waiting.result.load(Ordering::Relaxed) > 0;
-                    let waiting_half = has_frames.then(|| waiting.half.load(Ordering::Relaxed) as usize);
-                    return Some(Place::Second { waiting_half });
-                }
-            } else {
+            let (current, state, waiting) = unpack(self.word.load(Ordering::Acquire));
+            let free = match state {
+                SlotState::Idle => true,
+                SlotState::Ready => waiting < PLACES,
+                _ => false,
+            };
+            if current != generation || !free {
                 return None;
+            }
+            // Written by this thread's earlier handlers; nobody else
+            // writes them while they wait.
+            let busy = self.own_regions_busy(waiting);
+            let borrowed = if busy.count_ones() as usize >= OWN_REGIONS { Some(self.pool.take()?) } else { None };
+            if self.transition_of(generation, (state, waiting), (SlotState::InHandler, waiting)) {
+                return Some(Place { waiting, busy, borrowed });
+            }
+            if let Some(region) = borrowed {
+                self.pool.give_back(region);
             }
         }
         None
     }
 
-    /// The frame buffer (two halves, one after the other) and the capacity
-    /// of a half, for the handler that entered the slot
-    /// ([`Slot::enter_handler`], [`Slot::claim`]): it alone writes the
-    /// buffer until [`Slot::publish`], in its second place only the half
-    /// the waiting sample is not in.
+    /// The slot's own regions holding the frames of the first `waiting`
+    /// samples (bit `r` for region `r`).
     #[inline]
-    pub(crate) fn buffer(&self) -> (*mut CallFrame, usize) {
-        (self.frames.load(Ordering::Relaxed), self.capacity.load(Ordering::Relaxed) as usize)
+    fn own_regions_busy(&self, waiting: usize) -> u32 {
+        self.published.iter().take(waiting).fold(0, |busy, sample| {
+            let region = sample.region.load(Ordering::Relaxed) as usize;
+            if sample.result.load(Ordering::Relaxed) > 0 && region < OWN_REGIONS {
+                busy | 1 << region
+            } else {
+                busy
+            }
+        })
+    }
+
+    /// Region `region` of the frame buffer (the slot's own, or the pool's)
+    /// and its capacity in frames, for the handler that entered the slot
+    /// ([`Slot::enter_handler`], [`Slot::claim`]): it alone writes the
+    /// region its place gives it until [`Slot::publish`]. `None` for a
+    /// region that is not there.
+    #[inline]
+    pub(crate) fn region(&self, region: usize) -> Option<(*mut CallFrame, usize)> {
+        if region >= OWN_REGIONS {
+            return self.pool.region(region);
+        }
+        let base = self.frames.load(Ordering::Relaxed);
+        let capacity = self.capacity.load(Ordering::Relaxed) as usize;
+        // SAFETY: `base` is null or a buffer of OWN_REGIONS regions of
+        // `capacity` frames, kept while the slot is registered.
+        (!base.is_null()).then(|| (unsafe { base.add(region * capacity) }, capacity))
     }
 
     /// The walk history, for the handler that entered the slot (null before
     /// the slot's first request or timer): a `Box` made by
     /// [`Slot::prepare_history`], never
     /// freed while the slot exists, used only by the slot's handler while it
-    /// is IN_HANDLER or IN_SECOND.
+    /// is IN_HANDLER.
     #[inline]
     pub(crate) fn handler_history(&self) -> *mut History {
         self.history.load(Ordering::Relaxed)
     }
 
-    /// IN_HANDLER -> READY or IN_SECOND -> READY_TWO (the signal handler):
-    /// publishes the result and the frames written into [`Slot::buffer`].
+    /// IN_HANDLER(k) -> READY(k + 1) (the signal handler): publishes the
+    /// result and the frames written into its region ([`Slot::region`]).
     /// Async-signal-safe.
     #[inline]
     pub(crate) fn publish(&self, handler: HandlerResult) -> bool {
-        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
-        let (place, ready) = match state {
-            SlotState::InHandler => (0, SlotState::Ready),
-            SlotState::InSecond => (1, SlotState::ReadyTwo),
-            _ => return false,
+        let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
+        let Some(place) = self.published.get(waiting).filter(|_| state == SlotState::InHandler) else {
+            self.pool.give_back(handler.region as usize);
+            return false;
         };
-        self.published[place].store(&handler);
-        self.transition_of(generation, state, ready)
+        place.store(&handler);
+        self.transition_of(generation, (state, waiting), (SlotState::Ready, waiting + 1))
     }
 
-    /// READY or READY_TWO -> DRAINING -> IDLE (sampler): copies the waiting
+    /// READY(k) -> DRAINING -> IDLE (sampler): copies the k waiting
     /// samples out, the older first. Empty if the slot holds none.
     pub(crate) fn drain(&self) -> Vec<Drained> {
-        let (generation, state) = unpack(self.word.load(Ordering::Acquire));
-        let waiting = match state {
-            SlotState::Ready => 1,
-            SlotState::ReadyTwo => 2,
-            _ => return Vec::new(),
-        };
-        if !self.transition_of(generation, state, SlotState::Draining) {
+        let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
+        if state != SlotState::Ready || !self.transition_of(generation, (state, waiting), (SlotState::Draining, 0)) {
             return Vec::new();
         }
-        let drained = self.published[..waiting]
+        let drained = self.published[..waiting.min(PLACES)]
             .iter()
             .map(|place| {
                 let handler = place.load();
-                Drained { generation, frames: self.frames_of(&handler), handler }
+                let frames = self.frames_of(&handler);
+                self.pool.give_back(handler.region as usize);
+                Drained { generation, frames, handler }
             })
             .collect();
         // Only the sampler moves a DRAINING slot (retiring waits it out).
-        self.word.store(pack(generation, SlotState::Idle), Ordering::Release);
+        self.word.store(pack(generation, SlotState::Idle, 0), Ordering::Release);
         drained
     }
 
     /// The frames a drained sample's handler wrote (sampler, DRAINING).
     fn frames_of(&self, handler: &HandlerResult) -> Vec<(usize, i32)> {
-        if handler.result <= 0 {
+        let Some((region, capacity)) = self.region(handler.region as usize).filter(|_| handler.result > 0) else {
             return Vec::new();
-        }
-        let (buffer, capacity) = self.buffer();
+        };
         let count = (handler.result as usize).min(capacity);
-        let half = (handler.half as usize).min(1);
         // SAFETY: the slot is DRAINING, so its handlers are done and no one
-        // else touches the buffer, whose half `half` holds `capacity`
-        // frames of which the handler wrote `result`.
-        let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(buffer.add(half * capacity), count) };
+        // else touches the buffer, whose region holds `capacity` frames of
+        // which the handler wrote `result`.
+        let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(region, count) };
         written.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect()
     }
 
@@ -566,15 +726,18 @@ impl Slot {
     /// (no handler can be running) and never while it drains.
     fn retire(&self, generation: u32) -> bool {
         loop {
-            let (current, state) = unpack(self.word.load(Ordering::Acquire));
+            let (current, state, waiting) = unpack(self.word.load(Ordering::Acquire));
             if current != generation {
                 return false;
             }
             match state {
                 SlotState::Free | SlotState::Retired => return false,
-                SlotState::Draining | SlotState::InHandler | SlotState::InSecond => std::thread::yield_now(),
+                SlotState::Draining | SlotState::InHandler => std::thread::yield_now(),
                 _ => {
-                    if self.transition_of(generation, state, SlotState::Retired) {
+                    // The samples of a READY slot stay counted: releasing
+                    // gives back their borrowed regions.
+                    let left = if state == SlotState::Ready { waiting } else { 0 };
+                    if self.transition_of(generation, (state, waiting), (SlotState::Retired, left)) {
                         return true;
                     }
                 }
@@ -583,9 +746,17 @@ impl Slot {
     }
 
     /// RETIRED -> FREE (sampler): the sampler has forgotten the thread;
-    /// registration may reuse the slot.
+    /// registration may reuse the slot. The regions its undrained samples
+    /// borrowed go back to the pool.
     pub(crate) fn release(&self) -> bool {
-        self.transition(SlotState::Retired, SlotState::Free)
+        let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
+        if state != SlotState::Retired {
+            return false;
+        }
+        for sample in self.published.iter().take(waiting) {
+            self.pool.give_back(sample.region.load(Ordering::Relaxed) as usize);
+        }
+        self.transition_of(generation, (state, waiting), (SlotState::Free, 0))
     }
 }
 
@@ -825,9 +996,10 @@ mod tests {
     const TID: i32 = 4242;
     const DEPTH: usize = 4;
 
-    /// A slot occupied by thread [`TID`] (a local slot, not in the table).
+    /// A slot occupied by thread [`TID`] (a local slot, not in the table),
+    /// with a pool of its own, not made yet.
     fn occupied() -> (Slot, u32) {
-        let slot = Slot::new();
+        let slot = Slot { pool: Box::leak(Box::new(Pool::new())), ..Slot::new() };
         let generation = slot.occupy(TID, std::ptr::null_mut(), ThreadOrigin::Started, DEPTH).expect("free");
         (slot, generation)
     }
@@ -837,7 +1009,7 @@ mod tests {
             result: frames,
             walker: 1,
             broken: 0,
-            half: 0,
+            region: 0,
             reused: 0,
             checksum: 0xC0FFEE,
             handler_ns: 1234,
@@ -852,15 +1024,15 @@ mod tests {
         write_frames_at(slot, 0, count, 0x100);
     }
 
-    /// Writes `count` frames, methods from `first_method` on, into half `half`.
-    fn write_frames_at(slot: &Slot, half: usize, count: usize, first_method: usize) {
-        let (buffer, capacity) = slot.buffer();
-        assert!(count <= capacity && half < 2);
+    /// Writes `count` frames, methods from `first_method` on, into region `region`.
+    fn write_frames_at(slot: &Slot, region: usize, count: usize, first_method: usize) {
+        let (buffer, capacity) = slot.region(region).expect("a region the slot has");
+        assert!(count <= capacity);
         for index in 0..count {
-            // SAFETY: index < capacity, half < 2; the test owns the slot's
-            // half (IN_HANDLER or IN_SECOND).
+            // SAFETY: index < capacity; the test owns the slot's region
+            // (IN_HANDLER).
             unsafe {
-                *buffer.add(half * capacity + index) =
+                *buffer.add(index) =
                     CallFrame { lineno: index as i32, method_id: (first_method + index) as *mut c_void }
             };
         }
@@ -875,7 +1047,8 @@ mod tests {
     fn a_sample_goes_round_the_machine() {
         let (slot, generation) = occupied();
         assert_eq!(slot.state(), SlotState::Idle);
-        assert_eq!(slot.buffer().1, DEPTH + 1);
+        assert_eq!(slot.region(1).map(|(_, capacity)| capacity), Some(DEPTH + 1));
+        assert_eq!(slot.region(OWN_REGIONS), None, "no pool yet");
         assert!(slot.request(777, 777));
         assert_eq!(slot.state(), SlotState::Requested);
         assert_eq!(slot.requested_cpu_ns.load(Ordering::Relaxed), 777);
@@ -894,13 +1067,13 @@ mod tests {
         let (slot, generation) = occupied();
         assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
         assert_eq!(slot.claim(generation.wrapping_add(1), TID), None, "another registration");
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
         assert_eq!(slot.state(), SlotState::InHandler);
         write_frames(&slot, 2);
         assert!(slot.publish(HandlerResult { timed: true, cpu_ns: 5_000_000, ..result(2) }));
         let timed = drained(&slot).iter().map(|(handler, _)| (handler.timed, handler.cpu_ns)).collect::<Vec<_>>();
         assert_eq!(timed, vec![(true, 5_000_000)]);
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
         // A requested slot is the sampler's signal's, not the timer's.
         let (slot, generation) = occupied();
         assert!(slot.request(1, 1));
@@ -910,24 +1083,25 @@ mod tests {
     #[test]
     fn a_timer_sample_waits_behind_an_undrained_one_and_a_third_is_refused() {
         let (slot, generation) = occupied();
-        let first = HandlerResult { timed: true, half: 1, timer_signal: 7, ..result(2) };
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        let first = HandlerResult { timed: true, region: 1, timer_signal: 7, ..result(2) };
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
         write_frames_at(&slot, 1, 2, 0x100);
         assert!(slot.publish(first));
         // Not drained yet: the next signal takes the second place, told
         // where the waiting sample's frames are.
         assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
-        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: Some(1) }));
-        assert_eq!(slot.state(), SlotState::InSecond);
+        assert_eq!(slot.claim(generation, TID), Some(Place { waiting: 1, busy: 0b10, borrowed: None }));
+        assert_eq!((slot.state(), slot.waiting()), (SlotState::InHandler, 1));
         assert!(slot.drain().is_empty(), "the first sample waits while the second is written");
-        assert!(!slot.enter_handler(generation, TID), "IN_SECOND -> IN_HANDLER");
+        assert!(!slot.enter_handler(generation, TID), "IN_HANDLER(1) -> IN_HANDLER(0)");
         write_frames_at(&slot, 0, 3, 0x200);
-        let second = HandlerResult { timed: true, half: 0, timer_signal: 8, ..result(3) };
+        let second = HandlerResult { timed: true, region: 0, timer_signal: 8, ..result(3) };
         assert!(slot.publish(second));
-        assert_eq!(slot.state(), SlotState::ReadyTwo);
-        // Both places taken: the next signal is refused.
+        assert_eq!((slot.state(), slot.waiting()), (SlotState::Ready, 2));
+        // Both of the slot's regions taken and no pool: the next signal is
+        // refused.
         assert_eq!(slot.claim(generation, TID), None);
-        assert!(!slot.request(1, 1), "READY_TWO -> REQUESTED");
+        assert!(!slot.request(1, 1), "READY(2) -> REQUESTED");
         // Drained together, the older first, each with its own frames.
         let both = drained(&slot);
         assert_eq!(
@@ -935,25 +1109,115 @@ mod tests {
             vec![(first, vec![(0x100, 0), (0x101, 1)]), (second, vec![(0x200, 0), (0x201, 1), (0x202, 2)]),]
         );
         assert_eq!(slot.state(), SlotState::Idle);
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
+    }
+
+    /// Takes a place in `slot` as a timer's handler would, writes `count`
+    /// frames from `first_method` on into its region, and publishes.
+    fn take_place(slot: &Slot, generation: u32, count: usize, first_method: usize) -> Option<(Place, HandlerResult)> {
+        let place = slot.claim(generation, TID)?;
+        let region =
+            place.borrowed.unwrap_or_else(|| (0..OWN_REGIONS).find(|r| place.busy & 1 << r == 0).expect("free"));
+        write_frames_at(slot, region, count, first_method);
+        let handler = HandlerResult {
+            timed: true,
+            region: region as u8,
+            timer_signal: first_method as u64,
+            ..result(count as i32)
+        };
+        assert!(slot.publish(handler));
+        Some((place, handler))
     }
 
     #[test]
-    fn a_waiting_sample_without_frames_leaves_both_halves_free() {
+    fn samples_behind_the_slots_own_two_borrow_from_the_pool_until_drained() {
         let (slot, generation) = occupied();
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
-        assert!(slot.publish(HandlerResult { half: 1, ..result(-5) }));
-        assert_eq!(slot.claim(generation, TID), Some(Place::Second { waiting_half: None }));
+        slot.prepare_pool();
+        let mut published = Vec::new();
+        for place in 0..PLACES {
+            let (taken, handler) = take_place(&slot, generation, place % 3 + 1, 0x100 * (place + 1)).expect("a place");
+            assert_eq!(taken.waiting, place);
+            assert_eq!(taken.borrowed.is_some(), place >= OWN_REGIONS, "place {place}");
+            published.push(handler);
+        }
+        assert_eq!((slot.state(), slot.waiting()), (SlotState::Ready, PLACES));
+        assert_eq!(slot.pool.borrowed() as usize, PLACES - OWN_REGIONS);
+        assert_eq!(slot.claim(generation, TID), None, "every place taken");
+        let all = drained(&slot);
+        assert_eq!(all.len(), PLACES);
+        for (place, (handler, frames)) in all.into_iter().enumerate() {
+            let first = 0x100 * (place + 1);
+            let expected: Vec<(usize, i32)> = (0..place % 3 + 1).map(|index| (first + index, index as i32)).collect();
+            assert_eq!((handler, frames), (published[place], expected), "place {place}");
+        }
+        assert_eq!(slot.pool.borrowed(), 0, "given back at the drain");
+    }
+
+    #[test]
+    fn an_empty_pool_refuses_and_a_released_slot_gives_its_borrowed_regions_back() {
+        let (slot, generation) = occupied();
+        slot.prepare_pool();
+        // Another slot of the same pool takes all of it but one region.
+        slot.pool.taken.store(u64::MAX >> 1, Ordering::Relaxed);
+        for place in 0..OWN_REGIONS + 1 {
+            assert!(take_place(&slot, generation, 1, place + 1).is_some(), "place {place}");
+        }
+        assert_eq!(slot.claim(generation, TID), None, "the pool is empty");
+        // The thread ends with its samples undrained.
+        assert!(slot.retire(generation));
+        assert_eq!((slot.state(), slot.waiting()), (SlotState::Retired, OWN_REGIONS + 1));
+        assert!(slot.drain().is_empty());
+        assert!(slot.release());
+        assert_eq!(slot.pool.taken.load(Ordering::Relaxed), u64::MAX >> 1, "its region given back, the others' kept");
+    }
+
+    #[test]
+    fn a_claim_that_loses_to_a_drain_gives_its_borrowed_region_back() {
+        let (slot, generation) = occupied();
+        slot.prepare_pool();
+        assert!(take_place(&slot, generation, 1, 1).is_some() && take_place(&slot, generation, 1, 2).is_some());
+        // A third handler borrows, then finds the slot moved (as if the
+        // sampler had drained it between its look and its move).
+        let borrowed = slot.pool.take().expect("a region");
+        assert!(!slot.transition_of(generation, (SlotState::Ready, 3), (SlotState::InHandler, 3)));
+        slot.pool.give_back(borrowed);
+        assert_eq!(slot.pool.borrowed(), 0);
+        // The handler's own publish of a sample it could not place gives its region back.
+        let stray = HandlerResult { region: borrowed as u8, ..result(1) };
+        let _ = slot.pool.take();
+        assert!(!slot.publish(stray), "READY -> READY");
+        assert_eq!(slot.pool.borrowed(), 0);
+    }
+
+    #[test]
+    fn the_pools_regions_are_as_large_as_the_slots() {
+        let (slot, _) = occupied();
+        slot.prepare_pool();
+        let regions: Vec<_> = (OWN_REGIONS..OWN_REGIONS + POOL_REGIONS).map(|region| slot.region(region)).collect();
+        assert!(regions.iter().all(|region| region.is_some_and(|(_, capacity)| capacity == DEPTH + 1)));
+        assert_eq!(slot.region(OWN_REGIONS + POOL_REGIONS), None);
+        // Made once: a second call keeps the first regions.
+        let first = regions[0].map(|(frames, _)| frames);
+        slot.prepare_pool();
+        assert_eq!(slot.region(OWN_REGIONS).map(|(frames, _)| frames), first);
+    }
+
+    #[test]
+    fn a_waiting_sample_without_frames_leaves_its_region_free() {
+        let (slot, generation) = occupied();
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
+        assert!(slot.publish(HandlerResult { region: 1, ..result(-5) }));
+        assert_eq!(slot.claim(generation, TID), Some(Place { waiting: 1, busy: 0, borrowed: None }));
     }
 
     #[test]
     fn two_waiting_samples_are_retired_with_their_thread() {
         let (slot, generation) = occupied();
-        assert_eq!(slot.claim(generation, TID), Some(Place::First));
+        assert_eq!(slot.claim(generation, TID), Some(Place::FIRST));
         assert!(slot.publish(result(1)));
-        assert!(matches!(slot.claim(generation, TID), Some(Place::Second { .. })));
+        assert!(matches!(slot.claim(generation, TID), Some(Place { waiting: 1, borrowed: None, .. })));
         // Retiring waits out the second handler as it does the first.
-        let slot = retired_behind_handler(slot, generation, SlotState::InSecond);
+        let slot = retired_behind_handler(slot, generation);
         assert!(slot.drain().is_empty(), "retired samples are not drained");
         assert_eq!(slot.claim(generation, TID), None);
     }
@@ -1021,20 +1285,21 @@ mod tests {
         assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         // However long the handler takes, retiring cannot overtake it: the
         // slot stays IN_HANDLER until the handler publishes.
-        retired_behind_handler(slot, generation, SlotState::InHandler);
+        retired_behind_handler(slot, generation);
     }
 
-    /// Retires `slot` from another thread while its handler is `writing`
-    /// (IN_HANDLER or IN_SECOND): the slot stays there until the handler
-    /// publishes, then it is retired. Returns the slot.
-    fn retired_behind_handler(slot: Slot, generation: u32, writing: SlotState) -> std::sync::Arc<Slot> {
+    /// Retires `slot` from another thread while its handler writes a
+    /// sample (IN_HANDLER, behind waiting samples or not): the slot stays
+    /// there until the handler publishes, then it is retired. Returns the
+    /// slot.
+    fn retired_behind_handler(slot: Slot, generation: u32) -> std::sync::Arc<Slot> {
         let slot = std::sync::Arc::new(slot);
         let retirer = {
             let slot = std::sync::Arc::clone(&slot);
             std::thread::spawn(move || slot.retire(generation))
         };
         std::thread::sleep(std::time::Duration::from_millis(20));
-        assert_eq!(slot.state(), writing);
+        assert_eq!(slot.state(), SlotState::InHandler);
         assert!(slot.publish(result(1)));
         assert!(retirer.join().expect("retirer"));
         assert_eq!(slot.state(), SlotState::Retired);
@@ -1067,7 +1332,7 @@ mod tests {
         assert!(!slot.enter_handler(generation, TID), "IN_HANDLER -> IN_HANDLER");
         assert!(!slot.withdraw(), "IN_HANDLER -> IDLE");
         assert!(slot.drain().is_empty(), "IN_HANDLER -> DRAINING");
-        assert_eq!(slot.claim(generation, TID), None, "IN_HANDLER -> IN_SECOND");
+        assert_eq!(slot.claim(generation, TID), None, "IN_HANDLER(0) -> IN_HANDLER(1)");
         assert!(slot.publish(result(1)));
         assert!(!slot.publish(result(1)), "READY -> READY");
         assert!(!slot.request(1, 1), "READY -> REQUESTED");
@@ -1080,6 +1345,9 @@ mod tests {
     fn states_round_trip_through_their_numbers() {
         for state in SlotState::ALL {
             assert_eq!(SlotState::from_u32(state as u32), state);
+            for waiting in 0..=PLACES {
+                assert_eq!(unpack(pack(0xFFFF_FFFF, state, waiting)), (0xFFFF_FFFF, state, waiting));
+            }
         }
     }
 }

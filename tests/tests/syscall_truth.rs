@@ -18,7 +18,12 @@
 //! system calls"). The sampler's signal reaches a thread in a long read at
 //! the read's return too, and a thread switched out there took it late,
 //! its sample was deferred, and the read's CPU went to its next sample, in
-//! `stat` (up to 24 points with the test's two JVMs at once).
+//! `stat` (up to 24 points with the test's two JVMs at once). And with two
+//! places in a thread's slot, its timer's signals that came while the
+//! sampler thread waited for a CPU (a quarter of them with the test's two
+//! JVMs at once) were refused, and the CPU of the short calls went to the
+//! read after them (`readBig` up to 5 points too much, `stat` up to 4 too
+//! little; BENCHMARKS.md, "Refused signals").
 
 use std::time::Duration;
 
@@ -30,34 +35,38 @@ const CLASS: &str = "SyscallTruth";
 const CPU_SECONDS: &str = "4";
 /// Samples in the three methods below which shares are not judged.
 const MIN_SAMPLES: u64 = 500;
-/// Points a share may be off. The test's cases run two at a time (two
-/// JVMs on two CPUs), and then pcct gives `readBig` up to 5 points too much
-/// and `stat` up to 4 too little, by either timer; one at a time, within
-/// 0.6 (BENCHMARKS "Long system calls": an open defect under contention).
-/// The defects this test was written for were 20-26 points (a switched-out
+/// Points a share may be off with the thread's own timer. The test's cases
+/// run two at a time (two JVMs on two CPUs); with the slot's pool of places
+/// the shares were within 0.6 points then, as with one JVM alone
+/// (BENCHMARKS.md, "Refused signals"); with two places, up to 5.
+const TIMER_TOLERANCE_POINTS: f64 = 3.0;
+/// Points a share may be off with the sampler's signals: with the test's
+/// two JVMs at once, `stat` up to 4.3 too little (a sample of a thread that
+/// waited for a CPU is deferred, and its CPU goes to the next one). The
+/// defects this test was written for were 20-26 points (a switched-out
 /// thread's lost intervals taken for a wait) and up to 24 (the sampler's
 /// signals: a sample deferred after a long read). The sampler's 2.5 points
 /// on a quiet machine (its samples' CPU up to the request) are checked by
 /// `sampler`'s unit tests.
-const TOLERANCE_POINTS: f64 = 7.0;
+const SAMPLER_TOLERANCE_POINTS: f64 = 7.0;
 /// (method, the program's name for its CPU on stdout).
 const METHODS: [(&str, &str); 3] = [("spin", "spin_ns"), ("readBig", "read_ns"), ("stat", "stat_ns")];
 
 per_jdk! {
     fn cpu_in_long_and_short_system_calls_matches_the_threads_clock(jdk) {
-        check_shares(jdk, "interval=1ms");
+        check_shares(jdk, "interval=1ms", TIMER_TOLERANCE_POINTS);
     }
 }
 
 per_jdk! {
     fn the_same_by_the_samplers_signals(jdk) {
-        check_shares(jdk, "interval=1ms,timer=sampler");
+        check_shares(jdk, "interval=1ms,timer=sampler", SAMPLER_TOLERANCE_POINTS);
     }
 }
 
 /// Runs SyscallTruth with the agent's `options` and holds pcct's shares of
-/// the three methods against the program's.
-fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str) {
+/// the three methods within `tolerance` points of the program's.
+fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str, tolerance: f64) {
     let fixture = Fixture::new("syscall-truth");
     let profile_path = fixture.path("p.json");
     let finished = Jvm::new(jdk, &fixture, CLASS)
@@ -82,8 +91,8 @@ fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str) {
     assert!(samples >= MIN_SAMPLES, "too few samples to judge shares\n{context}");
     for (((name, _), expected), share) in METHODS.iter().zip(&truth).zip(&measured) {
         assert!(
-            (share - expected).abs() <= TOLERANCE_POINTS,
-            "{name}: {share:.1} % of the three's CPU in pcct, {expected:.1} % by the thread's clock (±{TOLERANCE_POINTS})\n{context}"
+            (share - expected).abs() <= tolerance,
+            "{name}: {share:.1} % of the three's CPU in pcct, {expected:.1} % by the thread's clock (±{tolerance})\n{context}"
         );
     }
 }

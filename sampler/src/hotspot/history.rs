@@ -1,13 +1,13 @@
 //! A thread's walk history: what its signal handler keeps between samples
-//! (the frames of its previous walk and which half of the slot's frame
+//! (the frames of its previous walk and which region of the slot's frame
 //! buffer holds that walk's output). Decoded code is kept for all threads
 //! in the process's [`FrameCache`].
 //!
-//! The slot's frame buffer has two halves: a walk writes into one while
-//! the other still holds the previous walk's output, whose unchanged frames
-//! it copies (see [`super::marks`]); the sampler drains the half the
-//! handler names. The sampler allocates a history at a slot's first
-//! request; afterwards only the slot's handler touches it.
+//! The slot's frame buffer has a region per place (`slots`): a walk writes
+//! into one while another still holds the previous walk's output, whose
+//! unchanged frames it copies (see [`super::marks`]); the sampler drains
+//! the region the handler names. The sampler allocates a history at a
+//! slot's first request; afterwards only the slot's handler touches it.
 
 use super::cache::FrameCache;
 use super::marks::MarkSet;
@@ -17,61 +17,68 @@ use crate::agct::CallFrame;
 /// One thread slot's walk history (about 16 KiB).
 #[derive(Debug, Default)]
 pub struct History {
+    /// The marks of the previous walk, and the set the next walk records
+    /// into.
     marks: [MarkSet; 2],
-    /// The half (and mark set) of the previous walk, and its frames.
-    previous: usize,
-    previous_frames: usize,
+    /// The previous walk, if it is kept to be reused.
+    kept: Option<Kept>,
+}
+
+/// A complete walk kept for the next one to reuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Kept {
+    /// The region of the frame buffer its frames are in.
+    region: usize,
+    /// Its frames.
+    frames: usize,
+    /// The mark set describing it.
+    set: usize,
 }
 
 impl History {
-    /// The half of the frame buffer the next walk writes.
+    /// The region of `regions` the next walk writes: not one in `busy`
+    /// (bit `r` for region `r`: frames of samples waiting for the
+    /// sampler), nor the previous walk's, whose frames it reuses; the
+    /// previous walk's only if no other is free (then it reuses nothing).
     #[inline]
-    pub fn next_half(&self) -> usize {
-        1 - self.previous
-    }
-
-    /// What the walk into half [`History::next_half`] of `halves` gets:
-    /// `cache`, the previous walk (its marks and its output half) and the
-    /// mark set to record into; and the half to write.
-    #[inline]
-    pub fn memo<'a>(
-        &'a mut self,
-        halves: [&'a mut [CallFrame]; 2],
-        cache: Option<&'a FrameCache>,
-    ) -> (Memo<'a>, &'a mut [CallFrame]) {
-        let previous = self.previous;
-        let [first, second] = halves;
-        let (previous_out, out) = if previous == 0 { (first, second) } else { (second, first) };
-        let (left, right) = self.marks.split_at_mut(1);
-        let (previous_marks, marks) = if previous == 0 { (&left[0], &mut right[0]) } else { (&right[0], &mut left[0]) };
-        let previous_out = &previous_out[..self.previous_frames.min(previous_out.len())];
-        let memo =
-            Memo { cache, previous: Some(Previous { marks: previous_marks, out: previous_out }), marks: Some(marks) };
-        (memo, out)
-    }
-
-    /// After a walk into the next half: a complete walk becomes the
-    /// previous one; anything else leaves nothing to reuse.
-    #[inline]
-    pub fn finish(&mut self, walk: &Walk) {
-        let written = self.next_half();
-        if walk.ending == Ending::Complete {
-            self.previous = written;
-            self.previous_frames = walk.frames;
-        } else {
-            self.forget();
+    pub fn next_region(&mut self, busy: u32, regions: usize) -> usize {
+        let kept = self.kept.map(|kept| kept.region);
+        let mut free = (0..regions.min(32)).filter(|region| busy & (1 << region) == 0);
+        match free.clone().find(|&region| Some(region) != kept) {
+            Some(region) => region,
+            None => {
+                self.forget();
+                free.next().unwrap_or(0)
+            }
         }
     }
 
-    /// Makes the next walk write the half other than `half`, where a
-    /// sample still waits for the sampler (the slot's second place,
-    /// `slots`). The next walk would write `half` only if the walk that
-    /// wrote it was not kept (incomplete, or AsyncGetCallTrace's), so
-    /// there is nothing to reuse either way.
+    /// The previous walk's region and its frames, if it is kept.
     #[inline]
-    pub fn avoid(&mut self, half: usize) {
-        if self.next_half() == half {
-            self.previous = half;
+    pub fn kept(&self) -> Option<(usize, usize)> {
+        self.kept.map(|kept| (kept.region, kept.frames))
+    }
+
+    /// What the next walk gets: `cache`, the previous walk (its marks and
+    /// `previous_out`, its frames in region [`History::kept`]; empty if
+    /// none) and the mark set to record into.
+    #[inline]
+    pub fn memo<'a>(&'a mut self, previous_out: &'a [CallFrame], cache: Option<&'a FrameCache>) -> Memo<'a> {
+        let previous = self.kept.map_or(0, |kept| kept.set);
+        let (left, right) = self.marks.split_at_mut(1);
+        let (previous_marks, marks) = if previous == 0 { (&left[0], &mut right[0]) } else { (&right[0], &mut left[0]) };
+        let previous_out = if self.kept.is_some() { previous_out } else { &[] };
+        Memo { cache, previous: Some(Previous { marks: previous_marks, out: previous_out }), marks: Some(marks) }
+    }
+
+    /// After a walk into region `written`: a complete walk becomes the
+    /// previous one; anything else leaves nothing to reuse.
+    #[inline]
+    pub fn finish(&mut self, walk: &Walk, written: usize) {
+        if walk.ending == Ending::Complete {
+            let set = 1 - self.kept.map_or(0, |kept| kept.set);
+            self.kept = Some(Kept { region: written, frames: walk.frames, set });
+        } else {
             self.forget();
         }
     }
@@ -82,28 +89,63 @@ impl History {
     pub fn forget(&mut self) {
         self.marks[0].clear();
         self.marks[1].clear();
-        self.previous_frames = 0;
+        self.kept = None;
     }
+}
+
+/// A walk into one of two halves of `buffer` with `history`, as the JVMTI
+/// callbacks' own walks and the tests make: the half to write, the previous
+/// walk's frames and the output.
+pub fn halves<'b>(history: &mut History, buffer: &'b mut [CallFrame]) -> (usize, &'b [CallFrame], &'b mut [CallFrame]) {
+    let capacity = buffer.len() / 2;
+    let half = history.next_region(0, 2);
+    let (first, second) = buffer.split_at_mut(capacity);
+    let (previous, out) = if half == 0 { (second, first) } else { (first, second) };
+    let frames = history.kept().map_or(0, |(_, frames)| frames).min(previous.len());
+    (half, &previous[..frames], out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn walk(frames: usize) -> Walk {
+        Walk { frames, ending: Ending::Complete, reused: 0, cache_hits: 0, cache_stale: 0 }
+    }
+
     #[test]
-    fn a_walk_behind_a_waiting_sample_writes_the_other_half() {
+    fn a_walk_writes_a_region_free_of_waiting_samples_and_of_the_previous_walk() {
         let mut history = History::default();
-        // The waiting sample is in the half the next walk would write (the
-        // walk that wrote it was not kept): the next walk moves over.
-        let waiting = history.next_half();
-        history.avoid(waiting);
-        assert_eq!(history.next_half(), 1 - waiting);
-        assert_eq!(history.previous_frames, 0, "nothing to reuse");
-        // The waiting sample is the previous walk, kept: it stays to be reused.
-        history.previous_frames = 7;
-        let waiting = history.previous;
-        history.avoid(waiting);
-        assert_eq!((history.next_half(), history.previous_frames), (1 - waiting, 7));
+        assert_eq!(history.next_region(0, 4), 0, "nothing kept, nothing waiting");
+        history.finish(&walk(7), 0);
+        assert_eq!(history.kept(), Some((0, 7)));
+        // The previous walk waits in region 0, another sample in region 1.
+        assert_eq!(history.next_region(0b11, 4), 2);
+        history.finish(&walk(5), 2);
+        assert_eq!(history.next_region(0b101, 4), 1);
+        // Its region is free (drained) but kept to be reused: the next walk
+        // writes another.
+        history.finish(&walk(4), 0);
+        assert_eq!(history.next_region(0, 2), 1);
+        assert_eq!(history.kept(), Some((0, 4)));
+    }
+
+    #[test]
+    fn the_previous_walks_region_is_written_only_when_nothing_else_is_free() {
+        let mut history = History::default();
+        history.finish(&walk(7), 1);
+        // Two regions, the other one holding a waiting sample.
+        assert_eq!(history.next_region(0b01, 2), 1);
+        assert_eq!(history.kept(), None, "nothing to reuse");
+    }
+
+    #[test]
+    fn an_incomplete_walk_leaves_nothing_to_reuse() {
+        let mut history = History::default();
+        history.finish(&walk(7), 1);
+        history.finish(&Walk { ending: Ending::Full, ..walk(3) }, 0);
+        assert_eq!(history.kept(), None);
+        assert_eq!(history.next_region(0, 2), 0);
     }
 
     /// README, "Memory": about 16 KiB per sampled thread.

@@ -188,11 +188,10 @@ impl OwnWalks {
         if walker::runs_java(&VmMemory, &vm.layout, thread)? {
             return None; // no anchor: the registers would be needed
         }
-        let half = self.history.next_half();
-        let (first, second) = self.buffer.split_at_mut(self.capacity);
-        let (memo, out) = self.history.memo([first, second], Some(FrameCache::process()));
+        let (half, previous, out) = history::halves(&mut self.history, &mut self.buffer);
+        let memo = self.history.memo(previous, Some(FrameCache::process()));
         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker::Registers::default(), out, memo);
-        self.history.finish(&walk);
+        self.history.finish(&walk, half);
         let frames = &self.buffer[half * self.capacity..][..walk.frames];
         match walk.ending {
             walker::Ending::Complete => Some((frames, false)),

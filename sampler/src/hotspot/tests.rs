@@ -955,14 +955,13 @@ fn walk_remembering(
         /// Each test thread's own frame cache (the process's is shared).
         static CACHE: FrameCache = super::cache::tests::new_cache(128, 64);
     }
-    let half = history.next_half();
     let capacity = buffer.len() / 2;
-    let (first, second) = buffer.split_at_mut(capacity);
+    let (half, previous, out) = super::history::halves(history, buffer);
     let walk = CACHE.with(|cache| {
-        let (memo, out) = history.memo([first, second], Some(cache));
+        let memo = history.memo(previous, Some(cache));
         walker::walk(&vm.memory, &vm.layout, THREAD, registers, out, memo)
     });
-    history.finish(&walk);
+    history.finish(&walk, half);
     let frames = buffer[half * capacity..half * capacity + walk.frames]
         .iter()
         .map(|frame| (frame.method_id as usize, frame.lineno))
