@@ -32,8 +32,8 @@
 //! | [`Slot::claim`] | the thread's signal handler (its own CPU timer's signal, `cpu_timer`) | IDLE -> IN_HANDLER(0), READY(k) -> IN_HANDLER(k) |
 //! | [`Slot::publish`] | the thread's signal handler | IN_HANDLER(k) -> READY(k + 1) |
 //! | [`Slot::drain`] | sampler | READY(k) -> DRAINING -> IDLE |
-//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED, READY(k) -> RETIRED |
-//! | [`Slot::release`] | sampler | RETIRED -> FREE |
+//! | [`Slot::retire`] | ThreadEnd, a reused tid, the sampler for a vanished discovered thread | IDLE, REQUESTED -> RETIRED(0), READY(k) -> RETIRED(k) |
+//! | [`Slot::release`] | sampler (gives back the k samples' borrowed regions) | RETIRED(k) -> FREE |
 //!
 //! The places after the first are a thread's own timer's: its signals come
 //! after every interval of the thread's CPU, whether or not the sampler
@@ -134,7 +134,8 @@ pub enum SlotState {
     Ready = 4,
     /// The sampler is copying the sample out.
     Draining = 5,
-    /// The thread ended; the sampler frees the slot.
+    /// The thread ended; the sampler frees the slot (and gives back the
+    /// pool regions of the samples that waited in it).
     Retired = 6,
 }
 
@@ -1339,6 +1340,13 @@ mod tests {
         assert!(!slot.enter_handler(generation, TID), "READY -> IN_HANDLER by the sampler's signal");
         assert_eq!(slot.drain().len(), 1);
         assert!(slot.drain().is_empty(), "IDLE -> DRAINING");
+    }
+
+    /// README, "Memory": a slot of 1.6 KiB per live thread.
+    #[test]
+    fn a_slot_takes_about_one_and_a_half_kibibytes() {
+        let size = std::mem::size_of::<Slot>();
+        assert!((1500..=1800).contains(&size), "{size} bytes");
     }
 
     #[test]
