@@ -321,6 +321,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         _ => None,
     };
     let captured = match unwalked {
+        // (Only the sampler's signal is checked, and it borrows no region.)
         Some(result) => Captured { result, walker: Walker::None, broken: 0, region: 0, reused: 0 },
         // SAFETY: the slot is IN_HANDLER behind `place.waiting` samples, so
         // the region `place` borrowed, or one of its own not in
@@ -638,7 +639,8 @@ unsafe fn capture(
         (None, None) => (0..OWN_REGIONS).find(|region| place.busy & (1 << region) == 0).unwrap_or(0),
     };
     let Some((out_region, capacity)) = slot.region(region) else {
-        return Captured { result: RESULT_NO_REGION, walker: Walker::None, broken: 0, region: 0, reused: 0 };
+        // The region stays named, so a borrowed one goes back at the drain.
+        return Captured { result: RESULT_NO_REGION, walker: Walker::None, broken: 0, region: region as u8, reused: 0 };
     };
     let mut partial = 0;
     let mut broken = 0;
