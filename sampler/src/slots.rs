@@ -48,8 +48,8 @@
 //! its CPU goes to the thread's next sample, elsewhere in the code if the
 //! thread moved on meanwhile. With two places, two SyscallTruth JVMs on two
 //! vCPUs (each sampler thread waiting about a millisecond for a CPU at each
-//! tick, up to the end of another thread's read of many milliseconds) had a
-//! quarter of their signals refused, and the CPU of the short calls before
+//! tick, up to the end of another thread's read of many milliseconds) had
+//! 12-37 % of their signals refused, and the CPU of the short calls before
 //! a long read went to the read's sample (BENCHMARKS.md, "Long system
 //! calls"). The sampler drains the waiting samples at once, the older
 //! first, and splits the wall time since the thread's previous sample

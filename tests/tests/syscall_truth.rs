@@ -20,8 +20,8 @@
 //! its sample was deferred, and the read's CPU went to its next sample, in
 //! `stat` (up to 24 points with the test's two JVMs at once). And with two
 //! places in a thread's slot, its timer's signals that came while the
-//! sampler thread waited for a CPU (a quarter of them with the test's two
-//! JVMs at once) were refused, and the CPU of the short calls went to the
+//! sampler thread waited for a CPU (12-37 % of them with the test's
+//! two JVMs at once) were refused, and the CPU of the short calls went to the
 //! read after them (`readBig` up to 5 points too much, `stat` up to 4 too
 //! little; BENCHMARKS.md, "Refused signals").
 
