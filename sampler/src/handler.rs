@@ -26,8 +26,9 @@
 //!    id (`gettid`); the processor counter's rate is a static atomic
 //!    (`tsc`);
 //! 6. **saves and restores `errno`** ([`ErrnoGuard`]);
-//! 7. **writes only into fixed-size buffers** allocated at registration
-//!    (the walkers get the slot's buffer and its capacity) and into the
+//! 7. **writes only into fixed-size buffers** allocated at registration or
+//!    by the sampler thread (the walkers get a region of the slot's buffer,
+//!    or one it borrowed from the slots' pool, and its capacity) and into the
 //!    static frame cache, whose entries it takes with one compare-and-swap
 //!    or leaves (it never waits for another thread);
 //! 8. **reads VM memory only through fault-safe reads** — every read pcct's
@@ -321,8 +322,10 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         _ => None,
     };
     let captured = match unwalked {
-        // (Only the sampler's signal is checked, and it borrows no region.)
-        Some(result) => Captured { result, walker: Walker::None, broken: 0, region: 0, reused: 0 },
+        Some(result) => {
+            let region = place.borrowed.unwrap_or(0) as u8;
+            Captured { result, walker: Walker::None, broken: 0, region, reused: 0 }
+        }
         // SAFETY: the slot is IN_HANDLER behind `place.waiting` samples, so
         // the region `place` borrowed, or one of its own not in
         // `place.busy`, is this handler's; `ucontext` is the kernel's.
@@ -636,7 +639,8 @@ unsafe fn capture(
     let region = match (place.borrowed, history.as_deref_mut()) {
         (Some(borrowed), _) => borrowed,
         (None, Some(history)) => history.next_region(place.busy, OWN_REGIONS),
-        (None, None) => (0..OWN_REGIONS).find(|region| place.busy & (1 << region) == 0).unwrap_or(0),
+        // None free cannot be (`Slot::claim` borrows then): no region.
+        (None, None) => (0..OWN_REGIONS).find(|region| place.busy & (1 << region) == 0).unwrap_or(usize::MAX),
     };
     let Some((out_region, capacity)) = slot.region(region) else {
         // The region stays named, so a borrowed one goes back at the drain.

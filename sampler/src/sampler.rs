@@ -515,7 +515,14 @@ impl<'r> Sampler<'r> {
                     if let Some(old) = self.threads[index].take() {
                         self.forget(old);
                     }
-                    self.registry.release(index);
+                    if let Some(timed) = self.registry.release(index) {
+                        // Its timer's samples that waited when the thread
+                        // ended: taken, never drained.
+                        let counters = &self.shared.counters;
+                        for counter in [&counters.signals_sent, &counters.timer_samples, &counters.samples_retired] {
+                            counters_add(counter, timed as u64);
+                        }
+                    }
                 }
                 SlotState::Requested => {
                     // A request whose signal was sent (outstanding) and not
@@ -553,8 +560,9 @@ impl<'r> Sampler<'r> {
         let now = now_ns();
         counters_add(&self.shared.counters.timer_samples_queued, drained.len().saturating_sub(1) as u64);
         if drained.len() >= OWN_REGIONS {
-            // The slot's own regions were both taken: its thread's next
-            // signals may borrow from the pool.
+            // Samples queue in this slot (its own regions may both have
+            // held frames): its thread's next signals may borrow from the
+            // pool.
             slot.prepare_pool();
         }
         let handlers: Vec<HandlerResult> = drained.iter().map(|sample| sample.handler).collect();

@@ -40,11 +40,14 @@
 //! thread has drained the previous sample (it waits for a CPU like any
 //! other thread). Each waiting sample has its frames in a region of its
 //! own: the slot has two, allocated at registration, and a handler that
-//! finds both taken borrows one from a pool all slots share ([`Pool`],
-//! [`POOL_REGIONS`] regions, allocated the first time the sampler drains a
-//! slot that had both taken), which the sampler gives back when it drains
-//! the sample. A signal that finds [`PLACES`] samples waiting or the pool
-//! empty, or comes during a drain, is refused (`timer_signals_busy`) and
+//! finds both holding waiting samples' frames borrows one from a pool all
+//! slots share ([`Pool`], [`POOL_REGIONS`] regions, allocated the first
+//! time the sampler drains two samples or more from one slot), which the
+//! sampler gives back when it drains the sample. A signal is refused
+//! (`timer_signals_busy`) when it finds [`PLACES`] samples waiting, no
+//! region to borrow (the pool not made yet, all of it borrowed, or
+//! [`POOL_TRIES`] compare-and-swaps lost to other threads' handlers), the
+//! sampler draining the slot, or a request of the sampler's own pending;
 //! its CPU goes to the thread's next sample, elsewhere in the code if the
 //! thread moved on meanwhile. With two places, two SyscallTruth JVMs on two
 //! vCPUs (each sampler thread waiting about a millisecond for a CPU at each
@@ -59,22 +62,28 @@
 //! every move is a compare-and-swap of that word, so a transition checks
 //! the generation and the state at once (a slot retired, freed and taken by
 //! a new thread between a handler's check and its move cannot be entered
-//! with the old registration's signal). A late signal, a thread that ends
-//! while it is being sampled, or a reused thread id can at worst lose one
-//! sample (which is counted); it can never make two parties use one buffer
-//! at once: a region of the frame buffer belongs to the handler while the
-//! slot is IN_HANDLER (the region it writes; the others hold waiting
-//! samples, which nobody writes, or nothing), to the sampler while it is
-//! DRAINING, to registration while it is FREE, and to nobody otherwise. A
-//! pool region is taken with one compare-and-swap of the pool's bitmap
-//! before the slot's move to IN_HANDLER (and given back if the move fails)
-//! and given back by the sampler after it copied the sample out, or
-//! released a retired slot whose samples were never drained.
+//! with the old registration's signal). A late signal or a reused thread id
+//! can at worst lose one sample, and a thread that ends the samples waiting
+//! in its slot (all counted: `samples_retired`); none of them can make two
+//! parties use one region at once. A slot's own region belongs to the
+//! handler while the slot is IN_HANDLER and the region is the one it
+//! writes (it also reads the one holding its previous walk, which nobody
+//! writes; the others hold waiting samples, which nobody writes, or
+//! nothing), to the sampler while the slot is DRAINING, to registration
+//! while it is FREE, and to nobody otherwise. A pool region belongs to
+//! whoever has its bit in the pool's bitmap: a handler takes it with one
+//! compare-and-swap before the slot's move to IN_HANDLER (and gives it
+//! back if the move fails), its sample keeps it while it waits, and the
+//! sampler gives it back after copying the sample out, or when it releases
+//! a retired slot whose samples were never drained.
 //!
 //! Frame buffers are allocated at registration and by the sampler (never
 //! in the handler) and kept with their slot for the next thread, so memory
 //! is bounded by the peak number of live threads times the stack depth,
-//! times two, plus the pool's [`POOL_REGIONS`].
+//! times two, plus the pool's [`POOL_REGIONS`] regions. The table of
+//! slots is zero at start (`.bss`: pages are touched only as threads take
+//! slots), which is why a slot reaches the pool through [`Slot::pool`], not
+//! a reference of its own (a test's slot has one).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -107,6 +116,11 @@ pub const POOL_REGIONS: usize = 64;
 /// Tries at the pool's bitmap before a handler gives up (each failure is
 /// another handler's success).
 const POOL_TRIES: usize = 8;
+
+/// The pool's bitmap has a bit per region.
+const _: () = assert!(POOL_REGIONS <= 64);
+/// The regions' bits in the bitmap.
+const POOL_BITS: u64 = if POOL_REGIONS == 64 { u64::MAX } else { (1 << POOL_REGIONS) - 1 };
 
 use parking_lot::Mutex;
 
@@ -259,7 +273,8 @@ impl Pool {
     }
 
     /// Allocates the regions, of `capacity` frames each, if not done
-    /// (sampler only).
+    /// (the sampler thread only: one caller, so the check and the stores
+    /// need no compare-and-swap).
     pub(crate) fn prepare(&self, capacity: usize) {
         if capacity == 0 || !self.frames.load(Ordering::Acquire).is_null() {
             return;
@@ -280,10 +295,11 @@ impl Pool {
         }
         let mut taken = self.taken.load(Ordering::Relaxed);
         for _ in 0..POOL_TRIES {
-            if taken == u64::MAX {
+            let free = !taken & POOL_BITS;
+            if free == 0 {
                 return None;
             }
-            let bit = (!taken).trailing_zeros() as usize;
+            let bit = free.trailing_zeros() as usize;
             match self.taken.compare_exchange_weak(taken, taken | 1 << bit, Ordering::AcqRel, Ordering::Relaxed) {
                 Ok(_) => return Some(OWN_REGIONS + bit),
                 Err(now) => taken = now,
@@ -319,7 +335,7 @@ impl Pool {
     }
 }
 
-/// One place's results, published by the store of READY (or READY_TWO).
+/// One place's results, published by the handler's move to READY(k + 1).
 struct Published {
     result: AtomicI32,
     walker: AtomicU8,
@@ -427,8 +443,9 @@ pub struct Slot {
     /// The waiting samples' results, the older first (READY(k): the first
     /// k).
     published: [Published; PLACES],
-    /// The pool its handlers borrow regions from ([`POOL`]; a test's own in
-    /// tests).
+    /// The pool its handlers borrow regions from, in tests (a test's own);
+    /// elsewhere [`POOL`] (see [`Slot::pool`]).
+    #[cfg(test)]
     pool: &'static Pool,
 }
 
@@ -449,8 +466,20 @@ impl Slot {
             timer_signals: AtomicU64::new(0),
             last_timer_exit: AtomicU64::new(0),
             published: [const { Published::new() }; PLACES],
+            #[cfg(test)]
             pool: &POOL,
         }
+    }
+
+    /// The pool its handlers borrow regions from: [`POOL`] (a field would
+    /// move the table of slots from `.bss` to `.data`, 13 MiB written at
+    /// load), a test's own in tests.
+    #[inline]
+    fn pool(&self) -> &'static Pool {
+        #[cfg(test)]
+        return self.pool;
+        #[cfg(not(test))]
+        &POOL
     }
 
     /// The slot's state now.
@@ -541,7 +570,7 @@ impl Slot {
     /// Makes the pool its handlers borrow from, with regions as large as
     /// its own, if it is not made (sampler; [`Pool::prepare`]).
     pub(crate) fn prepare_pool(&self) {
-        self.pool.prepare(self.capacity.load(Ordering::Relaxed) as usize);
+        self.pool().prepare(self.capacity.load(Ordering::Relaxed) as usize);
     }
 
     /// IDLE -> REQUESTED (sampler), leaving the thread's CPU clock as the
@@ -619,12 +648,12 @@ impl Slot {
             // Written by this thread's earlier handlers; nobody else
             // writes them while they wait.
             let busy = self.own_regions_busy(waiting);
-            let borrowed = if busy.count_ones() as usize >= OWN_REGIONS { Some(self.pool.take()?) } else { None };
+            let borrowed = if busy.count_ones() as usize >= OWN_REGIONS { Some(self.pool().take()?) } else { None };
             if self.transition_of(generation, (state, waiting), (SlotState::InHandler, waiting)) {
                 return Some(Place { waiting, busy, borrowed });
             }
             if let Some(region) = borrowed {
-                self.pool.give_back(region);
+                self.pool().give_back(region);
             }
         }
         None
@@ -652,7 +681,7 @@ impl Slot {
     #[inline]
     pub(crate) fn region(&self, region: usize) -> Option<(*mut CallFrame, usize)> {
         if region >= OWN_REGIONS {
-            return self.pool.region(region);
+            return self.pool().region(region);
         }
         let base = self.frames.load(Ordering::Relaxed);
         let capacity = self.capacity.load(Ordering::Relaxed) as usize;
@@ -678,7 +707,7 @@ impl Slot {
     pub(crate) fn publish(&self, handler: HandlerResult) -> bool {
         let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
         let Some(place) = self.published.get(waiting).filter(|_| state == SlotState::InHandler) else {
-            self.pool.give_back(handler.region as usize);
+            self.pool().give_back(handler.region as usize);
             return false;
         };
         place.store(&handler);
@@ -697,7 +726,7 @@ impl Slot {
             .map(|place| {
                 let handler = place.load();
                 let frames = self.frames_of(&handler);
-                self.pool.give_back(handler.region as usize);
+                self.pool().give_back(handler.region as usize);
                 Drained { generation, frames, handler }
             })
             .collect();
@@ -748,16 +777,20 @@ impl Slot {
 
     /// RETIRED -> FREE (sampler): the sampler has forgotten the thread;
     /// registration may reuse the slot. The regions its undrained samples
-    /// borrowed go back to the pool.
-    pub(crate) fn release(&self) -> bool {
+    /// borrowed go back to the pool. Returns how many of those samples
+    /// its thread's own timer took (`None`: the slot was not RETIRED);
+    /// a sample the sampler's signal asked for is accounted by its request.
+    pub(crate) fn release(&self) -> Option<usize> {
         let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
         if state != SlotState::Retired {
-            return false;
+            return None;
         }
+        let mut timed = 0;
         for sample in self.published.iter().take(waiting) {
-            self.pool.give_back(sample.region.load(Ordering::Relaxed) as usize);
+            self.pool().give_back(sample.region.load(Ordering::Relaxed) as usize);
+            timed += usize::from(sample.timed.load(Ordering::Relaxed));
         }
-        self.transition_of(generation, (state, waiting), (SlotState::Free, 0))
+        self.transition_of(generation, (state, waiting), (SlotState::Free, 0)).then_some(timed)
     }
 }
 
@@ -875,8 +908,8 @@ impl Registry {
     }
 
     /// Returns a retired slot to the free list (sampler only; lock-free: a
-    /// registration finds FREE slots by looking).
-    pub(crate) fn release(&self, slot: usize) -> bool {
+    /// registration finds FREE slots by looking): [`Slot::release`].
+    pub(crate) fn release(&self, slot: usize) -> Option<usize> {
         SLOTS[slot].release()
     }
 
@@ -1020,7 +1053,7 @@ mod tests {
         }
     }
 
-    /// Writes `count` frames into the buffer's first half, as a handler would.
+    /// Writes `count` frames into the slot's first region, as a handler would.
     fn write_frames(slot: &Slot, count: usize) {
         write_frames_at(slot, 0, count, 0x100);
     }
@@ -1168,7 +1201,7 @@ mod tests {
         assert!(slot.retire(generation));
         assert_eq!((slot.state(), slot.waiting()), (SlotState::Retired, OWN_REGIONS + 1));
         assert!(slot.drain().is_empty());
-        assert!(slot.release());
+        assert_eq!(slot.release(), Some(OWN_REGIONS + 1), "its timer's samples, to be counted as retired");
         assert_eq!(slot.pool.taken.load(Ordering::Relaxed), u64::MAX >> 1, "its region given back, the others' kept");
     }
 
@@ -1259,7 +1292,7 @@ mod tests {
         assert!(slot.retire(generation));
         assert_eq!(slot.state(), SlotState::Retired);
         assert!(!slot.retire(generation), "an end is counted once");
-        assert!(slot.release());
+        assert!(slot.release().is_some());
         assert_eq!(slot.state(), SlotState::Free);
         let next = slot.occupy(TID + 1, std::ptr::null_mut(), ThreadOrigin::Discovered, DEPTH).expect("free again");
         assert_ne!(next, generation);
@@ -1316,7 +1349,7 @@ mod tests {
         assert!(!free.publish(result(1)), "FREE -> READY");
         assert!(free.drain().is_empty(), "FREE -> DRAINING");
         assert_eq!(free.claim(0, 0), None, "FREE -> IN_HANDLER by a timer");
-        assert!(!free.release(), "FREE -> FREE by release");
+        assert!(free.release().is_none(), "FREE -> FREE by release");
         assert!(!free.retire(0), "FREE -> RETIRED");
 
         let (slot, generation) = occupied();
@@ -1324,7 +1357,7 @@ mod tests {
         assert!(!slot.enter_handler(generation, TID), "IDLE -> IN_HANDLER without a request");
         assert!(!slot.publish(result(1)), "IDLE -> READY");
         assert!(!slot.withdraw(), "IDLE -> IDLE by withdrawal");
-        assert!(!slot.release(), "IDLE -> FREE without retiring");
+        assert!(slot.release().is_none(), "IDLE -> FREE without retiring");
         assert!(slot.request(1, 1));
         assert!(!slot.request(1, 1), "REQUESTED -> REQUESTED");
         assert!(!slot.enter_handler(generation.wrapping_add(1), TID), "a stale generation");

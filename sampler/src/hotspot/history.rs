@@ -3,10 +3,11 @@
 //! buffer holds that walk's output). Decoded code is kept for all threads
 //! in the process's [`FrameCache`].
 //!
-//! The slot's frame buffer has a region per place (`slots`): a walk writes
-//! into one while another still holds the previous walk's output, whose
-//! unchanged frames it copies (see [`super::marks`]); the sampler drains
-//! the region the handler names. The sampler allocates a history at a
+//! The slot has two regions of its own (`slots`): a walk writes into one
+//! while the other still holds the previous walk's output, whose unchanged
+//! frames it copies (see [`super::marks`]); the sampler drains the region
+//! the handler names. (A walk into a region borrowed from the slots' pool
+//! does not use the history.) The sampler allocates a history at a
 //! slot's first request; afterwards only the slot's handler touches it.
 
 use super::cache::FrameCache;
@@ -39,7 +40,8 @@ impl History {
     /// The region of `regions` the next walk writes: not one in `busy`
     /// (bit `r` for region `r`: frames of samples waiting for the
     /// sampler), nor the previous walk's, whose frames it reuses; the
-    /// previous walk's only if no other is free (then it reuses nothing).
+    /// previous walk's only if no other is free (then it reuses nothing);
+    /// `usize::MAX`, which names no region, if none is free.
     #[inline]
     pub fn next_region(&mut self, busy: u32, regions: usize) -> usize {
         let kept = self.kept.map(|kept| kept.region);
@@ -48,7 +50,7 @@ impl History {
             Some(region) => region,
             None => {
                 self.forget();
-                free.next().unwrap_or(0)
+                free.next().unwrap_or(usize::MAX)
             }
         }
     }
