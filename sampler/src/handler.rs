@@ -640,7 +640,7 @@ unsafe fn capture(
         (Some(borrowed), _) => borrowed,
         (None, Some(history)) => history.next_region(place.busy, OWN_REGIONS),
         // None free cannot be (`Slot::claim` borrows then): no region.
-        (None, None) => (0..OWN_REGIONS).find(|region| place.busy & (1 << region) == 0).unwrap_or(usize::MAX),
+        (None, None) => place.free_own_region().unwrap_or(usize::MAX),
     };
     let Some((out_region, capacity)) = slot.region(region) else {
         // The region stays named, so a borrowed one goes back at the drain.

@@ -249,6 +249,12 @@ pub(crate) struct Place {
 impl Place {
     /// The first place: nothing waits, both of the slot's regions are free.
     pub const FIRST: Place = Place { waiting: 0, busy: 0, borrowed: None };
+
+    /// The first of the slot's own regions not in `busy`, if any.
+    #[inline]
+    pub fn free_own_region(&self) -> Option<usize> {
+        (0..OWN_REGIONS).find(|region| self.busy & (1 << region) == 0)
+    }
 }
 
 /// Regions all slots borrow from when both of their own hold waiting
@@ -312,9 +318,16 @@ impl Pool {
     /// were copied out, or never written).
     #[inline]
     fn give_back(&self, region: usize) {
-        if let Some(bit) = region.checked_sub(OWN_REGIONS).filter(|&bit| bit < POOL_REGIONS) {
+        if let Some(bit) = Pool::index(region) {
             self.taken.fetch_and(!(1 << bit), Ordering::Release);
         }
+    }
+
+    /// The pool's index (its bit) of region number `region`, if it is one
+    /// of the pool's.
+    #[inline]
+    fn index(region: usize) -> Option<usize> {
+        region.checked_sub(OWN_REGIONS).filter(|&index| index < POOL_REGIONS)
     }
 
     /// Regions borrowed now.
@@ -326,7 +339,7 @@ impl Pool {
     /// The pool's region `region` ([`OWN_REGIONS`] or more) and its capacity.
     #[inline]
     fn region(&self, region: usize) -> Option<(*mut CallFrame, usize)> {
-        let index = region.checked_sub(OWN_REGIONS).filter(|&index| index < POOL_REGIONS)?;
+        let index = Pool::index(region)?;
         let base = self.frames.load(Ordering::Acquire);
         let capacity = self.capacity.load(Ordering::Relaxed);
         // SAFETY: a non-null `frames` is a buffer of POOL_REGIONS regions of
@@ -1150,8 +1163,7 @@ mod tests {
     /// frames from `first_method` on into its region, and publishes.
     fn take_place(slot: &Slot, generation: u32, count: usize, first_method: usize) -> Option<(Place, HandlerResult)> {
         let place = slot.claim(generation, TID)?;
-        let region =
-            place.borrowed.unwrap_or_else(|| (0..OWN_REGIONS).find(|r| place.busy & 1 << r == 0).expect("free"));
+        let region = place.borrowed.unwrap_or_else(|| place.free_own_region().expect("free"));
         write_frames_at(slot, region, count, first_method);
         let handler = HandlerResult {
             timed: true,
