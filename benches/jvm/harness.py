@@ -8,7 +8,7 @@ machine spread over all configurations.
 Workloads (--workloads, default all five):
   javac        javac compiling java/util from the JDK's own sources (java.base
                extracted from lib/src.zip of Debian's openjdk-17-source), ~18 s;
-               class files to /dev/shm where it exists (see class_output_directory)
+               class files to /dev/shm where it is writable (class_output_directory)
   h2           H2 (Debian libh2-java) running h2-workload.sql in memory, ~15-20 s
   demo         demo/Demo.java, the bundled order-pricing demo (--demo-seconds)
   groundtruth  tests/java/GroundTruth.java: one busy thread with known CPU
@@ -320,16 +320,19 @@ def extract_java_base(src_zip, target):
 
 
 def class_output_directory():
-    """Where javac writes its 1,370 class files: on tmpfs (/dev/shm) where there is one. Each run starts by
-    deleting the previous run's files; on ext4 the next run's file creations then pay for them in
-    `find_inode_bit` -> `recently_deleted` (the allocator steps over inodes deleted in the last minute or more),
-    so `UnixNativeDispatcher.open0` took 1-9 % of the run's CPU depending on how long ago the earlier runs
-    were. That is the file system's variance, not a profiler's, and it set both profilers' precision on javac
-    (BENCHMARKS.md, "javac's two kinds of rounds")."""
+    """A new directory for javac's 1,370 class files, on tmpfs (/dev/shm) where it is writable, removed when
+    the harness exits. Each run starts by deleting the previous run's files; on this machine's ext4 (no
+    journal) the next run's file creations then spent up to 1.6 s of CPU in `find_inode_bit` ->
+    `recently_deleted` (the allocator steps over inodes deleted in the last minute or more), so
+    `UnixNativeDispatcher.open0` took 1-9 % of a run's CPU, in two groups of rounds. That is the file
+    system's variance, not a profiler's, and it set both profilers' precision on javac (BENCHMARKS.md,
+    "javac's two kinds of rounds")."""
     shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        return shm / f"pcct-harness-{os.getuid()}-javac-out"
-    return WORK / "javac" / "out"
+    parent = shm if shm.is_dir() and os.access(shm, os.W_OK) else WORK / "javac"
+    parent.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix="pcct-harness-javac-", dir=parent))
+    atexit.register(shutil.rmtree, out, True)
+    return out
 
 
 def setup_javac(args, classes):
@@ -340,7 +343,6 @@ def setup_javac(args, classes):
     listing = WORK / "javac" / "files.txt"
     listing.write_text("".join(f"{f}\n" for f in files))
     out = class_output_directory()
-    atexit.register(shutil.rmtree, out, True)
     return {
         "args": ["-m", "jdk.compiler/com.sun.tools.javac.Main", "--patch-module", f"java.base={source / 'java.base'}",
                  "-implicit:none", "-proc:none", "-nowarn", "-XDsuppressNotes", "-d", str(out), f"@{listing}"],
