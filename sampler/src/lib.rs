@@ -49,6 +49,8 @@ pub mod sampler;
 pub mod shared;
 pub mod signal;
 pub mod slots;
+#[cfg(test)]
+mod test_alloc;
 pub mod thread_names;
 pub mod timer;
 pub mod tsc;

@@ -4,6 +4,9 @@
  * Each sleeper makes one long Thread.sleep in Sleepers.sleepLong (daemon
  * threads, so the JVM exits when main returns): once asleep it uses no CPU
  * at all, so in cpu mode it must never be sampled; in wall mode it must be.
+ * Sleeper i calls sleepLong through i frames of Sleepers.descend, so each
+ * sleeper is a calling context of its own and a profile can be checked
+ * thread by thread.
  * The busy thread spins in Sleepers.spin for the given duration.
  *
  * Usage: java Sleepers <seconds>. Prints "sleepers=100" once all sleepers
@@ -18,6 +21,15 @@ public class Sleepers {
             Thread.sleep(3_600_000L);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** sleepLong, depth frames of descend below. */
+    static void descend(int depth) {
+        if (depth == 0) {
+            sleepLong();
+        } else {
+            descend(depth - 1);
         }
     }
 
@@ -38,7 +50,8 @@ public class Sleepers {
         // CPU between its start and its sleep.
         Thread.sleep(1);
         for (int i = 0; i < SLEEPERS; i++) {
-            Thread sleeper = new Thread(Sleepers::sleepLong, "sleeper-" + i);
+            int depth = i;
+            Thread sleeper = new Thread(() -> descend(depth), "sleeper-" + i);
             sleeper.setDaemon(true);
             sleeper.start();
         }

@@ -25,6 +25,7 @@ pub struct Jvm {
     args: Vec<String>,
     agent_options: Option<String>,
     flags: Vec<OsString>,
+    launcher: Option<PathBuf>,
 }
 
 impl Jvm {
@@ -37,6 +38,7 @@ impl Jvm {
             args: Vec::new(),
             agent_options: None,
             flags: Vec::new(),
+            launcher: None,
         }
     }
 
@@ -58,9 +60,23 @@ impl Jvm {
         self
     }
 
+    /// Runs `java` through `launcher` (`launcher java ...`), a program that
+    /// changes what the JVM's process may do, then runs it.
+    pub fn launcher(mut self, launcher: &Path) -> Jvm {
+        self.launcher = Some(launcher.to_path_buf());
+        self
+    }
+
     /// The `java` command, ready to spawn (also shown in failure messages).
     pub fn command(&self) -> Command {
-        let mut command = Command::new(self.jdk.java());
+        let mut command = match &self.launcher {
+            Some(launcher) => {
+                let mut command = Command::new(launcher);
+                command.arg(self.jdk.java());
+                command
+            }
+            None => Command::new(self.jdk.java()),
+        };
         command.current_dir(&self.dir);
         let mut error_file = OsString::from("-XX:ErrorFile=");
         error_file.push(self.dir.join("hs_err_pid%p.log"));

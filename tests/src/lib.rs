@@ -9,8 +9,9 @@
 //! the profile file ([`Profile`]).
 //!
 //! Rules every JVM test keeps:
-//! - it runs once per installed JDK ([`per_jdk!`]: JDK 17 is required, JDK
-//!   25 is used where installed);
+//! - it runs on the JDKs the matrix gives it ([`per_jdk!`]: 17, 21 and 25;
+//!   [`per_jdk_and_11!`]; [`one_jdk!`]: 17), and a missing JDK fails it
+//!   ([`jdk`]);
 //! - it asserts the JVM's exit status and [`assert_no_hs_err`];
 //! - it waits by polling with a deadline ([`poll_until`]), never by a fixed
 //!   sleep;
@@ -35,10 +36,11 @@ pub mod receiver;
 pub mod stress;
 pub mod summary;
 pub mod temp;
+pub mod timers;
 
 pub use agent_so::{agent_path, pcct_tool, run_pcct};
 pub use fixture::Fixture;
-pub use jdk::{jdk, jdk17, jdks, Jdk};
+pub use jdk::{jdk, jdk17, Jdk};
 pub use jvm::{assert_no_hs_err, jcmd, Finished, Jvm, RunningJvm};
 pub use poll::poll_until;
 pub use profile::{read_collapsed, Profile};
@@ -49,13 +51,43 @@ pub use temp::TempDir;
 /// these tests are about (and must not need a port).
 pub const QUIET_HTTP: &str = "http=off";
 
-/// Defines one test per JDK: `per_jdk! { fn name(jdk) { ... } }` makes the
-/// module `name` with tests `jdk17` and `jdk25`, each calling the body with
-/// that JDK. JDK 17 must be installed; without JDK 25 its test passes after
-/// saying it was skipped.
+/// Defines one test per JDK of the matrix: `per_jdk! { fn name(jdk) { ... } }`
+/// makes the module `name` with tests `jdk17`, `jdk21` and `jdk25`, each
+/// calling the body with that JDK ([`jdk::run_on`]: a missing JDK fails,
+/// naming it, unless `PCCT_SKIP_JDKS` allows it). For what a JDK's internals
+/// decide: the truth, walker, attach and stress tests.
 #[macro_export]
 macro_rules! per_jdk {
     ($(#[$meta:meta])* fn $name:ident($jdk:ident) $body:block) => {
+        $crate::jdk_tests! { [jdk17 17, jdk21 21, jdk25 25] $(#[$meta])* fn $name($jdk) $body }
+    };
+}
+
+/// [`per_jdk!`] and JDK 11 too (`jdk11`): for the tests of what pcct
+/// supports on JDK 11 (AsyncGetCallTrace without the VMStructs walker).
+#[macro_export]
+macro_rules! per_jdk_and_11 {
+    ($(#[$meta:meta])* fn $name:ident($jdk:ident) $body:block) => {
+        $crate::jdk_tests! { [jdk11 11, jdk17 17, jdk21 21, jdk25 25] $(#[$meta])* fn $name($jdk) $body }
+    };
+}
+
+/// One test, on JDK 17 (`jdk17`): for what no JDK decides (HTTP shapes,
+/// formats, the CLI, the page), so the suite's time goes to the tests that
+/// differ between JDKs.
+#[macro_export]
+macro_rules! one_jdk {
+    ($(#[$meta:meta])* fn $name:ident($jdk:ident) $body:block) => {
+        $crate::jdk_tests! { [jdk17 17] $(#[$meta])* fn $name($jdk) $body }
+    };
+}
+
+/// The module of tests behind [`per_jdk!`], [`per_jdk_and_11!`] and
+/// [`one_jdk!`]: a test named `$test` on JDK `$major` for each pair.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! jdk_tests {
+    ([$($test:ident $major:literal),*] $(#[$meta:meta])* fn $name:ident($jdk:ident) $body:block) => {
         $(#[$meta])*
         mod $name {
             #[allow(unused_imports)]
@@ -63,15 +95,12 @@ macro_rules! per_jdk {
 
             fn body($jdk: &$crate::Jdk) $body
 
-            #[test]
-            fn jdk17() {
-                $crate::jdk::run_on(17, body);
-            }
-
-            #[test]
-            fn jdk25() {
-                $crate::jdk::run_on(25, body);
-            }
+            $(
+                #[test]
+                fn $test() {
+                    $crate::jdk::run_on($major, body);
+                }
+            )*
         }
     };
 }

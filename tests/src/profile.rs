@@ -201,3 +201,24 @@ pub fn read_collapsed(path: &Path) -> Vec<(Vec<String>, u64)> {
     pcct::export::collapsed::parse(&text)
         .unwrap_or_else(|e| panic!("{} is not in the collapsed format: {e}", path.display()))
 }
+
+/// Samples a thread took for `cpu_ns` of its CPU at one sample per
+/// `interval` of it: within `SAMPLE_RATE_TOLERANCE` of `cpu_ns / interval`.
+/// Each sample weighs the CPU since the thread's previous one, so CPU totals
+/// balance however few samples are taken; only a count shows a sampler that
+/// samples at half its rate (or twice it).
+pub fn assert_sample_rate(samples: u64, cpu_ns: u64, interval: std::time::Duration, context: &str) {
+    let expected = cpu_ns as f64 / interval.as_nanos() as f64;
+    let ratio = samples as f64 / expected;
+    assert!(
+        (ratio - 1.0).abs() <= SAMPLE_RATE_TOLERANCE,
+        "{samples} samples for {:.3} s of CPU at one per {interval:?}: {:.1} % of the {expected:.0} expected \
+         (100 ± {:.0} %)\n{context}",
+        cpu_ns as f64 / 1e9,
+        ratio * 100.0,
+        SAMPLE_RATE_TOLERANCE * 100.0
+    );
+}
+
+/// How far a thread's sample count may be from its CPU over the interval.
+pub const SAMPLE_RATE_TOLERANCE: f64 = 0.15;

@@ -109,6 +109,10 @@ pub struct HammerStats {
     pub by_status: BTreeMap<u16, u64>,
     /// Requests without a complete answer (refused, reset, timed out).
     pub io_errors: u64,
+    /// Of those, the ones a later request of the same client got an answer
+    /// after: failed connections while the server was up (the others may
+    /// have met a JVM that had exited).
+    pub failed_while_serving: u64,
     /// Answers that should have been JSON and were not (route, first bytes).
     pub bad_json: Vec<(String, String)>,
     /// The first answer with a 5xx status other than 503 (route, body).
@@ -135,6 +139,7 @@ impl HammerStats {
             *self.by_status.entry(status).or_default() += count;
         }
         self.io_errors += other.io_errors;
+        self.failed_while_serving += other.failed_while_serving;
         self.bad_json.extend(other.bad_json);
         self.watched += other.watched;
         if self.first_server_error.is_none() {
@@ -164,11 +169,13 @@ impl Hammer {
                     let client = Client::new(address).with_timeout(Duration::from_secs(20));
                     let mut stats = HammerStats::default();
                     let mut next = index;
+                    let mut failed_since_answer = 0;
                     while !stop.load(Ordering::Relaxed) {
                         let route = &routes[next % routes.len()];
                         next += 1;
                         match client.get(route) {
                             Ok(response) => {
+                                stats.failed_while_serving += std::mem::take(&mut failed_since_answer);
                                 *stats.by_status.entry(response.status).or_default() += 1;
                                 let json_route = route.starts_with("/api/")
                                     && !route.starts_with("/api/reports")
@@ -190,6 +197,7 @@ impl Hammer {
                             }
                             Err(_) => {
                                 stats.io_errors += 1;
+                                failed_since_answer += 1;
                                 // The JVM may be gone: do not spin.
                                 std::thread::sleep(Duration::from_millis(20));
                             }

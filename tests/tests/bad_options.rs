@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use pcct_tests::{per_jdk, Fixture, Jvm};
+use pcct_tests::{one_jdk, Fixture, Jvm};
 
-per_jdk! {
+one_jdk! {
     fn bad_option_at_startup_stops_the_jvm_with_one_line(jdk) {
         let fixture = Fixture::new("bad-options");
         let options_and_keys = [

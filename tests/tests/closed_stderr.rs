@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use pcct_tests::jvm::assert_no_hs_err;
 use pcct_tests::poll::poll_until;
 use pcct_tests::stress::{assert_counters_conserved, profile_json};
-use pcct_tests::{per_jdk, Fixture, Jvm, Profile};
+use pcct_tests::{one_jdk, Fixture, Jvm, Profile};
 
-per_jdk! {
+one_jdk! {
     fn a_closed_stderr_loses_the_lines_not_the_jvm_or_the_profile(jdk) {
         let fixture = Fixture::new("closed-stderr");
         let profile_path = fixture.path("p.json");

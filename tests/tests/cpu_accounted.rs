@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::profile::assert_sample_rate;
+use pcct_tests::{per_jdk, per_jdk_and_11, Fixture, Jvm, Profile, QUIET_HTTP};
 
 const TOLERANCE: f64 = 0.05;
 
@@ -43,9 +44,11 @@ fn check(jdk: &pcct_tests::Jdk, class: &str, method: &str, extra_args: &[&str]) 
         profile.describe(&profile.outermost_nodes_of(class, method)),
         profile.top_methods(8),
     );
+    let context = format!("JDK {}: {class}.{method}\nagent: {}", jdk.major, finished.summary().line);
+    assert_sample_rate(recorded.samples, busy_cpu_ns, Duration::from_millis(1), &context);
 }
 
-per_jdk! {
+per_jdk_and_11! {
     /// GroundTruth's busy thread reads its CPU clock about every 150 µs.
     fn busy_thread_cpu_time_is_accounted(jdk) {
         check(jdk, "GroundTruth", "run", &[]);

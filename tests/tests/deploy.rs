@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use pcct::export::pprof;
 use pcct_tests::http::start_served;
-use pcct_tests::{assert_no_hs_err, per_jdk, Fixture, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, Fixture, Jvm};
 
 fn deploy(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy").join(file)
@@ -80,7 +80,7 @@ fn manifest_agent_options() -> String {
     line.split_once('=').unwrap().1.trim().to_string()
 }
 
-per_jdk! {
+one_jdk! {
     /// The manifest's options, with the pod's paths and names replaced by
     /// the test's (and the listening address by loopback, the port by any
     /// free one), serve a token-protected pprof window and /metrics.

@@ -2,13 +2,16 @@
 //! with a at 25 % of its CPU, then at 50 % (b from 75 % to 50 %). The
 //! diff names a as the method that grew most, its share doubled, b as the
 //! one that shrank; `--flamegraph` writes inferno's differential flame
-//! graph, which Chromium renders.
+//! graph, which headless Chromium renders: its script runs, and its search
+//! (asked for in the address, as a user's link would) finds DiffTarget.a in
+//! about half of the samples after.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use pcct_tests::{assert_no_hs_err, pcct_tool, per_jdk, Fixture, Jvm};
+use pcct_tests::browser::Chromium;
+use pcct_tests::{assert_no_hs_err, one_jdk, pcct_tool, Fixture, Jvm};
 
 /// Profiles DiffTarget with a at `percent` of its CPU into `<name>.json`.
 fn profile(jdk: &pcct_tests::Jdk, fixture: &Fixture, name: &str, percent: u32) -> PathBuf {
@@ -39,13 +42,34 @@ fn shares(text: &str, section: &str, method: &str) -> (f64, f64) {
     (numbers[1] / 100.0, numbers[2] / 100.0)
 }
 
+/// Renders the flame graph `svg` in headless Chromium with a search for
+/// `term` (inferno's `?s=` parameter); returns the share the page says it
+/// matched, in percent: the page's own script computed it from the frames.
+fn rendered_search(fixture: &Fixture, svg: &Path, term: &str) -> f64 {
+    let chromium = Chromium::new(fixture.dir());
+    let url = format!("file://{}?s={term}", svg.display());
+    let (dom, ready) = chromium.dump_dom_until(
+        &url,
+        Duration::from_secs(2),
+        std::time::Instant::now() + Duration::from_secs(60),
+        |dom| dom.contains("Matched: "),
+    );
+    assert!(ready, "Chromium rendered no search result for {term}:\n{}", &dom[..dom.len().min(3000)]);
+    let after = dom.split("Matched: ").nth(1).expect("a match");
+    after
+        .split('%')
+        .next()
+        .and_then(|number| number.trim().parse().ok())
+        .unwrap_or_else(|| panic!("Matched: {after:.40}"))
+}
+
 fn diff(dir: &Path, args: &[&str]) -> String {
     let output = Command::new(pcct_tool()).arg("diff").args(args).current_dir(dir).output().expect("pcct diff runs");
     assert!(output.status.success(), "pcct diff failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).expect("text")
 }
 
-per_jdk! {
+one_jdk! {
     fn diff_names_the_method_whose_share_doubled(jdk) {
         let fixture = Fixture::new("diff");
         let before = profile(jdk, &fixture, "before", 25);
@@ -69,6 +93,8 @@ per_jdk! {
         let picture = std::fs::read_to_string(&svg).expect("the flame graph");
         assert!(picture.starts_with("<?xml") && picture.contains("<svg"), "not an SVG");
         assert!(picture.contains("DiffTarget.a") && picture.contains("pcct diff"), "{}", &picture[..picture.len().min(2000)]);
+        let matched = rendered_search(&fixture, &svg, "DiffTarget.a");
+        assert!((40.0..=56.0).contains(&matched), "the rendered search matched DiffTarget.a in {matched} % of the samples");
         // The reverse diff says the opposite.
         let reverse = diff(fixture.dir(), &[after.to_str().unwrap(), before.to_str().unwrap(), "--metric", "samples"]);
         let (back_before, back_after) = shares(&reverse, "Methods by total share", "DiffTarget.a");

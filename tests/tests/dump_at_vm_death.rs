@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use pcct_tests::stress::{assert_counters_conserved, profile_json};
-use pcct_tests::{per_jdk, read_collapsed, Fixture, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::{per_jdk, per_jdk_and_11, read_collapsed, Fixture, Jvm, Profile, QUIET_HTTP};
 
-per_jdk! {
+per_jdk_and_11! {
     fn json_file_holds_every_sample(jdk) {
         let fixture = Fixture::new("dump-json");
         let profile_path = fixture.path("p.json");

@@ -3,28 +3,44 @@
 //! heavy 40 %, medium 20 %, light 10 %, shared 30 %, and shared is reached
 //! from viaA and viaB with a 2:1 split. pcct's hot-method counters must
 //! find these shares within 5 points, and shared must be two calling
-//! contexts (two nodes) with the right split.
+//! contexts (two nodes) with the right split. The busy thread's samples
+//! must number its CPU time over the interval within 15 %, and the run must
+//! say which timer took them.
 
 use std::time::Duration;
 
-use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::profile::assert_sample_rate;
+use pcct_tests::stress::{profile_json, sampler_counter};
+use pcct_tests::timers::{assert_default_timer_path, timer_path, NoPerfEvents, TimerPath};
+use pcct_tests::{per_jdk, per_jdk_and_11, Fixture, Jvm, Profile, QUIET_HTTP};
 
 const CLASS: &str = "GroundTruth";
 /// (method, expected share of self CPU over the four, in percent).
 const TRUTH: [(&str, f64); 4] = [("heavy", 40.0), ("medium", 20.0), ("light", 10.0), ("shared", 30.0)];
 const TOLERANCE_POINTS: f64 = 5.0;
+/// Every run's interval.
+const INTERVAL: Duration = Duration::from_millis(1);
 
-per_jdk! {
+per_jdk_and_11! {
     fn hot_method_shares_and_two_contexts_of_shared(jdk) {
-        check_shares(jdk, "interval=1ms");
+        check_shares(jdk, "interval=1ms", Timer::Default);
     }
 }
 
-per_jdk! {
-    // The same, sampled by the sampler thread's signals (the fallback where
-    // the kernel refuses threads their own CPU timers).
+per_jdk_and_11! {
+    // The same, sampled by the sampler thread's signals when asked.
     fn hot_method_shares_and_two_contexts_of_shared_by_the_samplers_signals(jdk) {
-        check_shares(jdk, "interval=1ms,timer=sampler");
+        check_shares(jdk, "interval=1ms,timer=sampler", Timer::Sampler);
+    }
+}
+
+per_jdk_and_11! {
+    // The default options where the kernel refuses perf events (a seccomp
+    // filter answers perf_event_open with EACCES, as perf_event_paranoid 3
+    // does): every thread is refused its timer, and the sampler's signals
+    // take the samples, as true.
+    fn hot_method_shares_where_the_kernel_refuses_perf_events(jdk) {
+        check_shares(jdk, "interval=1ms", Timer::Refused);
     }
 }
 
@@ -36,7 +52,7 @@ per_jdk! {
     // poll, walked to the bottom like any other.
     fn hot_method_shares_with_a_safepoint_every_millisecond(jdk) {
         let flags = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+SafepointALot", "-XX:GuaranteedSafepointInterval=1"];
-        let profile = check_shares_with(jdk, "interval=1ms", &flags);
+        let profile = check_shares_with(jdk, "interval=1ms", Timer::Default, &flags);
         let partial: u64 = profile
             .nodes()
             .iter()
@@ -53,22 +69,53 @@ per_jdk! {
     }
 }
 
-fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str) {
-    check_shares_with(jdk, options, &[]);
+/// Which timer must take a run's samples.
+#[derive(Clone, Copy, PartialEq)]
+enum Timer {
+    /// The default: each thread's own (a refusing kernel fails the test
+    /// unless `PCCT_ALLOW_NO_PERF_EVENTS=1`).
+    Default,
+    /// `timer=sampler`: the sampler's signals, no timer opened.
+    Sampler,
+    /// The default under a kernel that refuses perf events: every thread
+    /// refused, the sampler's signals.
+    Refused,
+}
+
+fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str, timer: Timer) {
+    check_shares_with(jdk, options, timer, &[]);
 }
 
 /// Runs GroundTruth with the agent's `options` and the JVM's `flags`,
-/// checks the shares and shared's contexts; returns the profile.
-fn check_shares_with(jdk: &pcct_tests::jdk::Jdk, options: &str, flags: &[&str]) -> Profile {
+/// checks the timer that sampled, the busy thread's sample count, the
+/// shares and shared's contexts; returns the profile.
+fn check_shares_with(jdk: &pcct_tests::jdk::Jdk, options: &str, timer: Timer, flags: &[&str]) -> Profile {
     let fixture = Fixture::new("ground-truth");
     let profile_path = fixture.path("p.json");
-    let jvm = flags.iter().fold(Jvm::new(jdk, &fixture, CLASS), |jvm, flag| jvm.flag(*flag));
+    let mut jvm = flags.iter().fold(Jvm::new(jdk, &fixture, CLASS), |jvm, flag| jvm.flag(*flag));
+    if timer == Timer::Refused {
+        jvm = jvm.launcher(NoPerfEvents::build(fixture.dir()).path());
+    }
     let finished = jvm
         .arg("4")
         .agent(format!("{options},file={},{QUIET_HTTP}", profile_path.display()))
         .run(Duration::from_secs(90));
     finished.assert_success();
     let profile = Profile::read(&profile_path);
+    let summary = finished.summary().line;
+    let counters = profile_json(&profile_path);
+    let path_context = format!("JDK {} ({options}): {summary}", jdk.major);
+    match timer {
+        Timer::Default => assert_default_timer_path(&counters, &path_context),
+        Timer::Sampler | Timer::Refused => {
+            assert_eq!(timer_path(&counters, &path_context), TimerPath::SamplerSignals, "{path_context}");
+            let refused = sampler_counter(&counters, "timers_refused");
+            assert_eq!(refused > 0, timer == Timer::Refused, "{refused} threads refused a timer\n{path_context}");
+        }
+    }
+    let busy = profile.cum_of(CLASS, "run");
+    let rate_context = format!("{path_context}\n{}", profile.top_methods(8));
+    assert_sample_rate(busy.samples, finished.stdout_value("busy_cpu_ns"), INTERVAL, &rate_context);
 
     let selfs: Vec<(&str, f64, u64)> = TRUTH
         .iter()

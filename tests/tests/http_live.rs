@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pcct_tests::http::{start_served, Client, Served};
 use pcct_tests::stress::{Hammer, BUSY_ROUTES};
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, poll_until, Fixture, Jdk, Jvm};
 use serde_json::{json, Value};
 
 /// Deadline for anything a live JVM should show "soon" (samples arriving,
@@ -57,7 +57,7 @@ fn displays(list: &Value, field: &str) -> Vec<String> {
         .collect()
 }
 
-per_jdk! {
+one_jdk! {
     /// GroundTruth spends 40 % of its busy thread's CPU in heavy, the most
     /// of any method: while it runs, hot methods by self weight name heavy
     /// first, with a share near 40 %. (It runs 10 s of its thread's CPU: on
@@ -111,7 +111,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+one_jdk! {
     /// With the CPU-clock prefilter off, the parked thread is signalled at
     /// every tick and its register checksum filters it. Read with
     /// filtered=include (every sample, in order): each filtered sample of
@@ -299,7 +299,7 @@ fn thread_id(pid: u32, name: &str) -> u64 {
     found.unwrap_or_else(|| panic!("no thread named {name} in {tasks}"))
 }
 
-per_jdk! {
+one_jdk! {
     /// POST /api/purge empties the tree and starts a new epoch. Sampling is
     /// paused first (and every sample already signalled drained), so "right
     /// after" is exact: no samples, only the root, no hot methods. Then
@@ -378,7 +378,7 @@ fn tick_rate(client: &Client, window: Duration) -> (f64, Value, Value) {
     ((scheduled(&last) - scheduled(&first)) as f64 / seconds, first, last)
 }
 
-per_jdk! {
+one_jdk! {
     /// POST /api/sampling changes the interval: /api/status shows it, and
     /// the sampler's tick rate (its scheduled ticks, taken and missed, over a window of server
     /// uptime) follows it. Pausing stops new samples and signals; the
@@ -470,7 +470,7 @@ fn switch_bound(interval: Duration) -> Duration {
     interval + Duration::from_secs(2)
 }
 
-per_jdk! {
+one_jdk! {
     /// Freshness, with three more clients asking every route meanwhile.
     /// Every JSON answer carries profile.tick, profile.drained_tick and
     /// profile.drained_ago_ns: the answers' median age is at most one
@@ -511,6 +511,7 @@ per_jdk! {
         }
         let stats = hammer.stop();
         assert_eq!(stats.server_errors(), 0, "{:?}", stats.first_server_error);
+        assert_eq!(stats.failed_while_serving, 0, "failed connections: {stats:?}");
         ages_ns.sort_unstable();
         let median = Duration::from_nanos(ages_ns[ages_ns.len() / 2]);
         let max = Duration::from_nanos(*ages_ns.last().expect("ages"));
@@ -577,7 +578,7 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("POST", "/api/sampling", r#"{"running": true}"#),
 ];
 
-per_jdk! {
+one_jdk! {
     /// With token=..., every route but /healthz answers 401 (with a
     /// WWW-Authenticate challenge) without the token or with a wrong one,
     /// and its normal answer with it; /healthz needs none.
@@ -611,7 +612,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+one_jdk! {
     /// The server listens on 127.0.0.1 by default (the addr file and the
     /// agent's start-up line say so, and 127.0.0.2, another loopback
     /// address, is refused), and on the address `bind` names otherwise.

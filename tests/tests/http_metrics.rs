@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pcct_tests::http::{start_served, Client};
-use pcct_tests::{per_jdk, poll_until, Fixture, Jvm};
+use pcct_tests::{one_jdk, poll_until, Fixture, Jvm};
 
 /// One sample line of the text exposition: name, labels, value.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ fn promtool_check_metrics(text: &str) -> String {
 const OUTCOMES: [&str; 7] = ["recorded", "idle", "filtered", "failed", "busy", "lost", "dropped_full"];
 const TOP: usize = 5;
 
-per_jdk! {
+one_jdk! {
     fn metrics_pass_promtool_and_name_the_hottest_method(jdk) {
         let fixture = Fixture::new("http-metrics");
         let mut served = start_served(

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pcct_tests::browser::{png_dimensions, Chromium};
 use pcct_tests::http::start_served;
-use pcct_tests::{per_jdk, poll_until, Fixture, Jvm};
+use pcct_tests::{one_jdk, poll_until, Fixture, Jvm};
 
 const HOTTEST: &str = "LiveTarget.alpha";
 
@@ -27,7 +27,7 @@ fn hot_method_rows(dom: &str) -> Vec<String> {
     table.split("<td class=\"name\">").skip(1).filter_map(|cell| cell.split('<').next()).map(str::to_string).collect()
 }
 
-per_jdk! {
+one_jdk! {
     fn page_and_flame_graph_show_the_hottest_method_in_chromium(jdk) {
         let fixture = Fixture::new("http-page");
         let mut served = start_served(Jvm::new(jdk, &fixture, "LiveTarget"), &fixture, "interval=1ms");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use pcct::Metric;
 use pcct_tests::http::{start_served, Client};
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, poll_until, Fixture, Jvm};
 use serde_json::Value;
 
 const SOON: Duration = Duration::from_secs(30);
@@ -44,7 +44,7 @@ fn site_of(client: &Client, resource: &str, class: &str, method: &str) -> Value 
     .unwrap_or_else(|| panic!("no {class} site in {code} within {SOON:?}: {}", client.get_json("/api/status")))
 }
 
-per_jdk! {
+one_jdk! {
     fn every_route_answers_by_every_resource(jdk) {
         let fixture = Fixture::new("http-resources");
         let mut served = start_served(Jvm::new(jdk, &fixture, "EventTarget"), &fixture, "interval=5ms,alloc=64k");

@@ -10,9 +10,9 @@
 use std::time::Duration;
 
 use pcct_tests::stress::{profile_json, sampler_counter};
-use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::{per_jdk_and_11, Fixture, Jvm, Profile, QUIET_HTTP};
 
-per_jdk! {
+per_jdk_and_11! {
     fn only_new_calls_weigh_on_edges(jdk) {
         let fixture = Fixture::new("marked-frames");
         let profile_path = fixture.path("p.json");
@@ -56,6 +56,13 @@ per_jdk! {
         let main = profile.parent(looping).expect("main");
         let in_main = main.self_weight.samples;
         let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial") + in_main;
+        // The allowance is pcct's own count, so it is bounded on its own:
+        // restarts are rare (0-2 in 3000 samples), never 0.5 % of them.
+        assert!(
+            restarts * 200 <= looping.cum.samples,
+            "{restarts} failed or partial walks or samples in main ({in_main}) of {} samples\n{context}",
+            looping.cum.samples
+        );
         let allowed = 1..=1 + restarts;
         let why = format!("{restarts} failed or partial walks or samples in main ({in_main})");
         assert!(allowed.contains(&looping.edge.samples), "edge main -> loop ({why})\n{context}");

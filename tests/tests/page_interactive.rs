@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pcct_tests::browser::png_dimensions;
 use pcct_tests::devtools::{Browser, Page};
 use pcct_tests::http::{start_served, Client, Served};
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, poll_until, Fixture, Jdk, Jvm};
 use serde_json::Value;
 
 const HOTTEST: &str = "LiveTarget.alpha";
@@ -103,7 +103,7 @@ fn screenshot(page: &mut Page<'_>, fixture: &Fixture, name: &str) -> Vec<u8> {
     shot
 }
 
-per_jdk! {
+one_jdk! {
     fn the_embedded_flame_graph_searches_and_zooms(jdk) {
         let fixture = Fixture::new("page-flame");
         let (served, _client) = live_target(jdk, &fixture, "interval=1ms", None);
@@ -192,7 +192,7 @@ fn type_token_and_submit(page: &mut Page<'_>, token: &str) {
     page.settle(clicks);
 }
 
-per_jdk! {
+one_jdk! {
     fn with_a_token_the_login_form_lets_the_right_token_in(jdk) {
         let fixture = Fixture::new("page-login");
         let (served, _client) = live_target(jdk, &fixture, &format!("interval=1ms,token={TOKEN}"), Some(TOKEN));

@@ -21,7 +21,7 @@ use pcct_tests::pprof::{
     add_stacks, difference, go_pprof_raw_totals, go_pprof_top_total, protoc_decode, sample_types, stacks, totals,
     Stacks,
 };
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, poll_until, Fixture, Jdk, Jvm};
 
 const SOON: Duration = Duration::from_secs(30);
 
@@ -81,7 +81,7 @@ fn paused_window(client: &Client, base: u64) -> Option<(Vec<u8>, String)> {
     (!early).then(|| (bytes, window.expect("an X-Pcct-Window header")))
 }
 
-per_jdk! {
+one_jdk! {
     /// Three windows, each exactly the cumulative profile's growth over it,
     /// stack by stack; every decoder agrees on their totals, and so does
     /// `/api/collapsed` on the cumulative profile and its growth.
@@ -152,7 +152,7 @@ fn assert_within(smaller: &Stacks, larger: &Stacks, what: &str) {
     assert!(excess.is_empty(), "{what}: stacks with more than the larger span holds: {excess:?}");
 }
 
-per_jdk! {
+one_jdk! {
     /// Windows scraped at once while sampling runs (no pause): a 6 s window
     /// and, inside it, two 2 s windows one after the other. Each holds its
     /// own span: the two short ones (disjoint) hold together no more of any

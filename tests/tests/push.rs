@@ -16,7 +16,7 @@ use pcct_tests::http::start_served;
 use pcct_tests::pprof::{add_stacks, go_pprof_raw_totals, stacks, totals, Stacks};
 use pcct_tests::receiver::Receiver;
 use pcct_tests::stress::{assert_counters_conserved, profile_json, sampler_counter};
-use pcct_tests::{assert_no_hs_err, per_jdk, poll_until, Fixture, Jdk, Jvm};
+use pcct_tests::{assert_no_hs_err, one_jdk, poll_until, Fixture, Jdk, Jvm};
 
 const SOON: Duration = Duration::from_secs(60);
 
@@ -30,7 +30,7 @@ fn sum_of(receiver: &Receiver) -> Stacks {
     sum
 }
 
-per_jdk! {
+one_jdk! {
     fn windows_refused_at_first_arrive_later_and_add_up_to_the_profile(jdk) {
         let fixture = Fixture::new("push-refused");
         let receiver = Receiver::start(3);
@@ -104,7 +104,7 @@ fn a_dead_receiver_costs_no_samples(jdk: &Jdk, name: &str, url: &str, error: &st
     assert!(sampler_counter(&profile, "samples_recorded") >= before + 300, "{}", profile["sampler"]);
 }
 
-per_jdk! {
+one_jdk! {
     fn a_refusing_receiver_costs_no_samples(jdk) {
         // A port nothing listens on: every connection is refused at once.
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a port").local_addr().expect("address");
@@ -112,7 +112,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+one_jdk! {
     fn a_silent_receiver_costs_no_samples(jdk) {
         // A listener that never accepts: the kernel completes the connection,
         // takes the request, and no answer ever comes (each send times out).

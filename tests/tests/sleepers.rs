@@ -2,11 +2,15 @@
 //! sleeper is in one long Thread.sleep inside Sleepers.sleepLong and uses
 //! no CPU: in cpu mode it is never sampled while asleep (its own CPU timer
 //! never fires; with `timer=sampler` the CPU-clock prefilter skips it: idle
-//! skips); in wall mode every sleeper is sampled.
+//! skips); in wall mode every sleeper is sampled. Sleeper i sleeps under
+//! i frames of Sleepers.descend, so each sleeper is a context of its own
+//! and each is checked: at most one sample in cpu mode; in wall mode its
+//! samples, and wall time between half of the busy thread's seconds and the
+//! JVM's whole life.
 
 use std::time::Duration;
 
-use pcct_tests::{per_jdk, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::{per_jdk, per_jdk_and_11, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
 
 const SLEEPERS: u64 = 100;
 const SECONDS: f64 = 2.0;
@@ -40,6 +44,9 @@ fn check_cpu_mode(jdk: &Jdk, options: &str) -> pcct_tests::summary::Summary {
     // signalled sleeping threads would record thousands, worth nothing.
     let context = format!("JDK {} ({options}):\n{}{}", jdk.major, profile.describe(&sleeper_nodes), summary.line);
     assert!(recorded.samples <= SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
+    for node in &sleeper_nodes {
+        assert!(node.cum.samples <= 1, "a sleeper sampled while asleep in cpu mode:\n{context}");
+    }
     assert!(
         recorded.cpu_ns >= recorded.samples * 100_000,
         "sleeper samples carry less than 100 µs of CPU each:\n{context}"
@@ -59,7 +66,7 @@ fn check_cpu_mode(jdk: &Jdk, options: &str) -> pcct_tests::summary::Summary {
     summary
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn cpu_mode_never_samples_a_sleeper_while_asleep(jdk) {
         check_cpu_mode(jdk, "mode=cpu,interval=1ms");
     }
@@ -87,6 +94,24 @@ per_jdk! {
         // ... standing for at least half of their 100 x 2 s of wall time.
         let wall_s = recorded.wall_ns as f64 / 1e9;
         assert!(wall_s >= SLEEPERS as f64 * SECONDS / 2.0, "JDK {}: sleepers' wall time {wall_s:.1} s\n{context}", jdk.major);
+        // Each sleeper, on its own: one context (its depth of descend
+        // frames), sampled all along, and never more wall time than the
+        // JVM lived.
+        let mut depths: Vec<usize> = sleeper_nodes.iter().map(|node| profile.path(node).len()).collect();
+        depths.sort_unstable();
+        depths.dedup();
+        assert_eq!(depths.len() as u64, SLEEPERS, "JDK {}: not one context per sleeper\n{context}", jdk.major);
+        let lived_s = finished.elapsed.as_secs_f64();
+        for node in &sleeper_nodes {
+            let (samples, wall_s) = (node.cum.samples, node.cum.wall_ns as f64 / 1e9);
+            let path = profile.path(node).len();
+            assert!(samples >= 20, "JDK {}: the sleeper at depth {path}: {samples} samples\n{context}", jdk.major);
+            assert!(
+                wall_s >= SECONDS / 2.0 && wall_s <= lived_s,
+                "JDK {}: the sleeper at depth {path}: {wall_s:.2} s of wall time, the JVM lived {lived_s:.2} s\n{context}",
+                jdk.major
+            );
+        }
         // The sleepers' frames: Thread.sleep under sleepLong.
         let sleep_frames = sleeper_nodes
             .iter()

@@ -39,6 +39,7 @@ per_jdk! {
 
         eprintln!("JDK {}: HTTP while churning: {stats:?}", jdk.major);
         assert!(stats.ok() >= 20, "JDK {}: too few answers: {stats:?}", jdk.major);
+        assert_eq!(stats.failed_while_serving, 0, "JDK {}: failed connections: {stats:?}", jdk.major);
         assert_eq!(stats.server_errors(), 0, "JDK {}: server errors: {:?}", jdk.major, stats.first_server_error);
         assert!(stats.bad_json.is_empty(), "JDK {}: answers that are not JSON: {:?}", jdk.major, stats.bad_json);
         assert!(stats.watched > 0, "JDK {}: no answer named the churned class ChurnHelper: {stats:?}", jdk.major);

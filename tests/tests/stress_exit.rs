@@ -71,6 +71,7 @@ per_jdk! {
             assert_exit_code(&finished, 7);
             if let Some(stats) = &stats {
                 assert_eq!(stats.server_errors(), 0, "server errors: {:?}", stats.first_server_error);
+                assert_eq!(stats.failed_while_serving, 0, "failed connections: {stats:?}");
             }
             assert_complete_dump(jdk, &finished, &fixture.path("p.json"));
         }
@@ -105,6 +106,7 @@ per_jdk! {
         // HotSpot runs the shutdown hooks and exits 128 + 15 on SIGTERM.
         assert_exit_code(&finished, 143);
         assert_eq!(stats.server_errors(), 0, "server errors: {:?}", stats.first_server_error);
+        assert_eq!(stats.failed_while_serving, 0, "failed connections: {stats:?}");
         assert!(stats.ok() > 0, "no HTTP answer: {stats:?}");
         assert_complete_dump(jdk, &finished, &fixture.path("p.json"));
     }

@@ -3,8 +3,11 @@
 //! many sampling intervals long) and short system calls (`stat`), and
 //! measures each one's CPU with its own thread CPU clock. pcct's CPU per
 //! method (each method's contexts' cum CPU, over the three) must match
-//! that on both JDKs, with the thread's own timer and with the sampler's
-//! signals (the cases run two at a time: two JVMs on the machine's CPUs).
+//! that on every JDK, with the thread's own timer and with the sampler's
+//! signals (one JVM at a time: two at once on two CPUs bias the shares by
+//! several points). Each method is held within a tolerance in points that
+//! shrinks with its share (a relative one): a method with 7 % of the CPU
+//! may not read 0 %.
 //!
 //! What it guards: a thread's timer interrupts it after every interval of
 //! its CPU, but the intervals that run out during a long read reach it as
@@ -27,6 +30,8 @@
 
 use std::time::Duration;
 
+use std::sync::Mutex;
+
 use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 
 const CLASS: &str = "SyscallTruth";
@@ -35,38 +40,50 @@ const CLASS: &str = "SyscallTruth";
 const CPU_SECONDS: &str = "4";
 /// Samples in the three methods below which shares are not judged.
 const MIN_SAMPLES: u64 = 500;
-/// Points a share may be off with the thread's own timer. The test's cases
-/// run two at a time (two JVMs on two CPUs); with the slot's pool of places
-/// the shares were within 0.6 points then, as with one JVM alone
-/// (BENCHMARKS.md, "Refused signals"); with two places, up to 5.
-const TIMER_TOLERANCE_POINTS: f64 = 3.0;
-/// Points a share may be off with the sampler's signals: with the test's
-/// two JVMs at once, `stat` up to 4.3 too little (a sample of a thread that
-/// waited for a CPU is deferred, and its CPU goes to the next one). The
-/// defects this test was written for were 20-26 points (a switched-out
-/// thread's lost intervals taken for a wait) and up to 24 (the sampler's
-/// signals: a sample deferred after a long read). The sampler's 2.5 points
-/// on a quiet machine (its samples' CPU up to the request) are checked by
-/// `sampler`'s unit tests.
-const SAMPLER_TOLERANCE_POINTS: f64 = 7.0;
+/// How far a share may be off with the thread's own timer: this share of
+/// the method's own, within [1, 3] points. One JVM at a time the shares
+/// were within 0.6 points (BENCHMARKS.md, "Refused signals").
+const TIMER_TOLERANCE: Tolerance = Tolerance { relative: 0.25, floor: 1.0, cap: 3.0 };
+/// How far with the sampler's signals, within [1.5, 5] points: its samples
+/// come at the sampler's ticks, and a thread that waited for a CPU at one
+/// has its sample deferred to the next.
+const SAMPLER_TOLERANCE: Tolerance = Tolerance { relative: 0.4, floor: 1.5, cap: 5.0 };
+/// One JVM at a time in this test binary.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A tolerance in points that shrinks with the share it is for.
+struct Tolerance {
+    relative: f64,
+    floor: f64,
+    cap: f64,
+}
+
+impl Tolerance {
+    /// Points a share of `expected` percent may be off.
+    fn points(&self, expected: f64) -> f64 {
+        (expected * self.relative).clamp(self.floor, self.cap)
+    }
+}
+
 /// (method, the program's name for its CPU on stdout).
 const METHODS: [(&str, &str); 3] = [("spin", "spin_ns"), ("readBig", "read_ns"), ("stat", "stat_ns")];
 
 per_jdk! {
     fn cpu_in_long_and_short_system_calls_matches_the_threads_clock(jdk) {
-        check_shares(jdk, "interval=1ms", TIMER_TOLERANCE_POINTS);
+        check_shares(jdk, "interval=1ms", &TIMER_TOLERANCE);
     }
 }
 
 per_jdk! {
     fn the_same_by_the_samplers_signals(jdk) {
-        check_shares(jdk, "interval=1ms,timer=sampler", SAMPLER_TOLERANCE_POINTS);
+        check_shares(jdk, "interval=1ms,timer=sampler", &SAMPLER_TOLERANCE);
     }
 }
 
 /// Runs SyscallTruth with the agent's `options` and holds pcct's shares of
-/// the three methods within `tolerance` points of the program's.
-fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str, tolerance: f64) {
+/// the three methods within `tolerance` of the program's.
+fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str, tolerance: &Tolerance) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let fixture = Fixture::new("syscall-truth");
     let profile_path = fixture.path("p.json");
     let finished = Jvm::new(jdk, &fixture, CLASS)
@@ -90,9 +107,10 @@ fn check_shares(jdk: &pcct_tests::jdk::Jdk, options: &str, tolerance: f64) {
     eprintln!("{context}");
     assert!(samples >= MIN_SAMPLES, "too few samples to judge shares\n{context}");
     for (((name, _), expected), share) in METHODS.iter().zip(&truth).zip(&measured) {
+        let points = tolerance.points(*expected);
         assert!(
-            (share - expected).abs() <= tolerance,
-            "{name}: {share:.1} % of the three's CPU in pcct, {expected:.1} % by the thread's clock (±{tolerance})\n{context}"
+            (share - expected).abs() <= points,
+            "{name}: {share:.1} % of the three's CPU in pcct, {expected:.1} % by the thread's clock (±{points:.1})\n{context}"
         );
     }
 }

@@ -3,14 +3,15 @@
 //! interval of its CPU; the sampler thread's signals in wall mode, with a
 //! real-time `signal=` and with `timer=sampler`.
 //!
-//! Where the kernel allows perf events to this process
-//! (`/proc/sys/kernel/perf_event_paranoid` at most 2, as on the machines
-//! CI runs on), the default run must use timers; elsewhere it must say the
-//! kernel refused them and sample with the sampler's signals.
+//! The default run must use timers: a kernel that refuses perf events fails
+//! it unless `PCCT_ALLOW_NO_PERF_EVENTS=1` (`pcct_tests::timers`); the
+//! fallback itself is tested under a seccomp filter that refuses them
+//! (ground_truth.rs).
 
 use std::time::Duration;
 
 use pcct_tests::stress::{describe_counters, profile_json, sampler_counter};
+use pcct_tests::timers::{assert_default_timer_path, timer_path, TimerPath};
 use pcct_tests::{per_jdk, Fixture, Jvm, QUIET_HTTP};
 
 /// GroundTruth's busy thread runs this long.
@@ -39,20 +40,16 @@ const COUNTERS: [&str; 9] = [
     "ticks",
 ];
 
-/// Whether this kernel lets this process open perf events on its threads.
-fn perf_events_allowed() -> bool {
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-    paranoid.trim().parse::<i32>().is_ok_and(|level| level <= 2)
-}
-
 per_jdk! {
     fn in_cpu_mode_each_threads_own_timer_takes_its_samples(jdk) {
         let json = run(jdk, "timers-cpu", "mode=cpu,interval=1ms");
         let described = format!("JDK {}: {}", jdk.major, describe_counters(&json, &COUNTERS));
         let (opened, refused) = (sampler_counter(&json, "timers_opened"), sampler_counter(&json, "timers_refused"));
         let (timed, recorded) = (sampler_counter(&json, "timer_samples"), sampler_counter(&json, "samples_recorded"));
-        if !perf_events_allowed() {
-            // Refused: every thread falls back to the sampler's signals.
+        assert_default_timer_path(&json, &described);
+        if timer_path(&json, &described) == TimerPath::SamplerSignals {
+            // Refused, and allowed to be: every thread falls back to the
+            // sampler's signals.
             assert!(opened == 0 && refused > 0 && recorded > 0, "{described}");
             return;
         }

@@ -1034,3 +1034,71 @@ fn garbage_walks_with_a_history_never_break_the_walker() {
         assert!(walk.frames <= 32 && walk.reused <= walk.frames && frames.len() == walk.frames);
     }
 }
+
+/// Rule 1 of the handler (it allocates nothing) for pcct's own walker, the
+/// code the handler runs for a HotSpot thread: walks of every kind the tests
+/// above make (whole stacks, interpreted and compiled frames, the frame
+/// cache, a history to reuse, garbage stacks and structures, and the
+/// process's own unmapped memory through the fault-safe reads) run inside a
+/// window of the counting allocator (`crate::test_alloc`), over VMs,
+/// registers and buffers made before it.
+#[test]
+fn walks_of_every_kind_allocate_nothing() {
+    super::safe_read::install().expect("fault handler");
+    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+    let mut scenes: Vec<(Vm, Registers)> = Vec::new();
+    let sound = build();
+    let at_inlined = sound.registers_at(NM_CODE + 0x30);
+    scenes.push((sound, at_inlined));
+    scenes.push(build_with_interpreted_top());
+    for round in 0..200 {
+        let (mut vm, mut registers) = build_with_interpreted_top();
+        for _ in 0..(round % 32 + 1) {
+            let at = STACK + 0x7000 + (rng.next() as usize % 0x1ff8) / 8 * 8;
+            put_word(&mut vm.memory, at, rng.word());
+            put_word(&mut vm.memory, NM + (rng.next() as usize % 0x3f8) / 8 * 8, rng.word());
+        }
+        if round % 3 == 0 {
+            registers =
+                Registers { pc: rng.word(), sp: registers.sp, fp: rng.word(), rbx: rng.word(), r13: rng.word() };
+        }
+        scenes.push((vm, registers));
+    }
+    let cache = super::cache::tests::new_cache(128, 64);
+    let mut history = History::default();
+    let mut buffer = vec![CallFrame::EMPTY; 64];
+    let mut out = vec![CallFrame::EMPTY; 32];
+    let unmapped = super::memory::VmMemory;
+    let mut unmapped_layout = layout();
+    let nowhere = 0x7EAD_0000_0000;
+    unmapped_layout.runtime.heaps[0] =
+        Heap { low: nowhere, high: nowhere + 0x1000_0000, segmap: nowhere, shift: SHIFT };
+    unmapped_layout.runtime.code_low = nowhere;
+    unmapped_layout.runtime.code_high = nowhere + 0x1000_0000;
+
+    let ((walks, frames, complete), calls) = crate::test_alloc::allocations_during(|| {
+        let (mut walks, mut frames, mut complete) = (0, 0, 0);
+        for (vm, registers) in &scenes {
+            let plain = walker::walk(&vm.memory, &vm.layout, THREAD, *registers, &mut out, Memo::default());
+            let memo = Memo { cache: Some(&cache), ..Memo::default() };
+            let cached = walker::walk(&vm.memory, &vm.layout, THREAD, *registers, &mut out, memo);
+            let (half, previous, into) = super::history::halves(&mut history, &mut buffer);
+            let memo = history.memo(previous, Some(&cache));
+            let remembered = walker::walk(&vm.memory, &vm.layout, THREAD, *registers, into, memo);
+            history.finish(&remembered, half);
+            for walk in [plain, cached, remembered] {
+                walks += 1;
+                frames += walk.frames;
+                complete += usize::from(walk.ending == Ending::Complete);
+            }
+        }
+        let lost =
+            walker::walk(&unmapped, &unmapped_layout, nowhere + 0x100, Registers::default(), &mut out, Memo::default());
+        walks += usize::from(lost.ending == Ending::Broken(Broken::NoThread));
+        (walks, frames, complete)
+    });
+    assert_eq!(calls, 0, "the walker called the allocator {calls} times in {walks} walks");
+    // The window held real walks: whole ones, and the unmapped one.
+    assert_eq!(walks, scenes.len() * 3 + 1);
+    assert!(complete >= 6 && frames >= complete * 3, "{complete} complete walks, {frames} frames");
+}
