@@ -932,14 +932,14 @@ mod tests {
         }
     }
 
-    /// The README's options table is the one `OPTIONS` describes.
+    /// docs/options.md's options table is the one `OPTIONS` describes.
     #[test]
     fn the_readme_options_table_matches_the_options() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/options.md");
         let expected = readme_table();
         assert!(
             readme.contains(&expected),
-            "README.md's options table differs from agent/src/options.rs; it should read:\n{expected}"
+            "docs/options.md's options table differs from agent/src/options.rs; it should read:\n{expected}"
         );
     }
 
