@@ -52,15 +52,20 @@ fn rendered_search(fixture: &Fixture, svg: &Path, term: &str) -> f64 {
         &url,
         Duration::from_secs(2),
         std::time::Instant::now() + Duration::from_secs(60),
-        |dom| dom.contains("Matched: "),
+        |dom| matched_text(dom).is_some_and(|text| text.starts_with("Matched: ")),
     );
-    assert!(ready, "Chromium rendered no search result for {term}:\n{}", &dom[..dom.len().min(3000)]);
-    let after = dom.split("Matched: ").nth(1).expect("a match");
-    after
-        .split('%')
-        .next()
-        .and_then(|number| number.trim().parse().ok())
-        .unwrap_or_else(|| panic!("Matched: {after:.40}"))
+    let text = matched_text(&dom).unwrap_or_default();
+    assert!(ready, "Chromium rendered no search result for {term} ({text:?}):\n{}", &dom[..dom.len().min(3000)]);
+    let number = text.trim_start_matches("Matched: ").trim_end_matches('%');
+    number.parse().unwrap_or_else(|_| panic!("the page's search result: {text:?}"))
+}
+
+/// The text of the flame graph's `matched` element (where its search
+/// writes its result) in a dumped DOM.
+fn matched_text(dom: &str) -> Option<String> {
+    let element = dom.split("id=\"matched\"").nth(1)?;
+    let text = element.split_once('>')?.1.split('<').next()?;
+    Some(text.trim().to_string())
 }
 
 fn diff(dir: &Path, args: &[&str]) -> String {
