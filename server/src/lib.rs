@@ -49,6 +49,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/", get(routes::page::page))
         .route("/healthz", get(routes::health::healthz))
+        .route("/docs/{page}", get(routes::docs::page))
         .route("/login", get(routes::login::show).post(routes::login::login))
         .route("/logout", post(routes::login::logout))
         .route("/metrics", get(routes::metrics::metrics))

@@ -4,7 +4,11 @@
 //! method) highlights that method's frames, a click on a frame zooms to
 //! it, and both survive a reload (DOM checks in the embedded document,
 //! screenshots); with a token, the login form lets the right token in (a
-//! session cookie scripts cannot read) and keeps a wrong one out.
+//! session cookie scripts cannot read) and keeps a wrong one out. The
+//! first screen answers "where does the time go": the flame graph is on
+//! top and as wide as the page, the hot lists fold their rows under 0.1 %,
+//! and each section links to the documentation page (served by the agent)
+//! that explains it.
 
 use std::time::{Duration, Instant};
 
@@ -101,6 +105,54 @@ fn screenshot(page: &mut Page<'_>, fixture: &Fixture, name: &str) -> Vec<u8> {
     assert!(width >= WINDOW.0 / 2 && height >= 400, "{name}: {width}x{height}");
     assert!(shot.len() > 40_000, "{name} is only {} bytes: blank?", shot.len());
     shot
+}
+
+/// A laptop's first screen.
+const FIRST_SCREEN: (u32, u32) = (1280, 800);
+
+one_jdk! {
+    fn the_first_screen_shows_where_the_time_goes(jdk) {
+        let fixture = Fixture::new("page-first-screen");
+        let (served, client) = live_target(jdk, &fixture, "interval=1ms", None);
+        let mut browser = Browser::launch(fixture.dir(), FIRST_SCREEN);
+        let mut page = browser.open(&format!("{}/", served.client.base_url()));
+        page.wait_for("document.getElementById('flame') !== null", Instant::now() + SOON);
+        wait_for_flame_graph(&mut page);
+        let (_, listed) = page.wait_for("document.querySelectorAll('#methods tbody tr').length > 0", Instant::now() + SOON);
+        assert!(listed, "no hot methods listed");
+        // The flame graph: the first panel, on the first screen, as wide as the page.
+        let layout = page.evaluate(
+            "(() => { const f = document.getElementById('flame').getBoundingClientRect(); \
+             const m = document.getElementById('methods-panel').getBoundingClientRect(); \
+             return [f.top, f.width, m.top, document.documentElement.clientWidth, window.innerHeight]; })()",
+        );
+        let number = |index: usize| layout[index].as_f64().unwrap_or(f64::NAN);
+        let (flame_top, flame_width, methods_top, page_width, screen) = (number(0), number(1), number(2), number(3), number(4));
+        assert!(flame_top < screen / 3.0, "the flame graph starts at {flame_top} px of a {screen} px screen");
+        assert!(flame_top < methods_top, "the flame graph ({flame_top}) is below the hot methods ({methods_top})");
+        assert!(flame_width >= page_width * 0.9, "the flame graph is {flame_width} px wide on a {page_width} px page");
+        // No row of a hot list reads 0.0 %: those are folded, and said so.
+        let shares = page.evaluate("[...document.querySelectorAll('#methods tbody tr, #edges tbody tr')].map(r => r.innerText)");
+        let rows: Vec<&str> = shares.as_array().map(|rows| rows.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        assert!(rows.iter().all(|row| !row.split_whitespace().any(|word| word == "0.0%")), "rows of 0.0%: {rows:#?}");
+        let folded = page.evaluate("document.getElementById('methods-folded').innerText");
+        assert!(folded.as_str().is_some_and(|note| note.contains("under 0.1% folded")), "no folded rows said: {folded}");
+        // Each section's link names a documentation page the agent serves,
+        // and a heading on it.
+        let links = page.evaluate("[...document.querySelectorAll('section.panel h2 a.doc')].map(a => a.getAttribute('href'))");
+        let links: Vec<&str> = links.as_array().map(|links| links.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let sections = page.evaluate("document.querySelectorAll('section.panel').length").as_u64().unwrap_or(0);
+        assert_eq!(links.len() as u64, sections, "a section without its documentation link: {links:?}");
+        for link in links {
+            let (path, anchor) = link.split_once('#').unwrap_or((link, ""));
+            let answer = client.get(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            assert_eq!(answer.status, 200, "{link}: {}", answer.text());
+            assert!(answer.text().contains(&format!("id=\"{anchor}\"")), "{link}: no such heading on the page");
+        }
+        screenshot(&mut page, &fixture, "first-screen.png");
+        drop(browser);
+        finish(served, &fixture);
+    }
 }
 
 one_jdk! {

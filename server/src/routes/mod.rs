@@ -2,6 +2,7 @@
 //! first ([`crate::params`]) and answers errors as JSON ([`crate::error`]).
 
 pub mod control;
+pub mod docs;
 pub mod flamegraph;
 pub mod health;
 pub mod hot;
