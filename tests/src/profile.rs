@@ -203,22 +203,30 @@ pub fn read_collapsed(path: &Path) -> Vec<(Vec<String>, u64)> {
 }
 
 /// Samples a thread took for `cpu_ns` of its CPU at one sample per
-/// `interval` of it: within `SAMPLE_RATE_TOLERANCE` of `cpu_ns / interval`.
-/// Each sample weighs the CPU since the thread's previous one, so CPU totals
-/// balance however few samples are taken; only a count shows a sampler that
-/// samples at half its rate (or twice it).
-pub fn assert_sample_rate(samples: u64, cpu_ns: u64, interval: std::time::Duration, context: &str) {
+/// `interval` of it: within `tolerance` (a share: 0.15 is 15 %) of
+/// `cpu_ns / interval`. Each sample weighs the CPU since the thread's
+/// previous one, so CPU totals balance however few samples are taken; only
+/// a count shows a sampler that samples at half its rate (or twice it).
+pub fn assert_sample_rate(samples: u64, cpu_ns: u64, interval: std::time::Duration, tolerance: f64, context: &str) {
     let expected = cpu_ns as f64 / interval.as_nanos() as f64;
     let ratio = samples as f64 / expected;
     assert!(
-        (ratio - 1.0).abs() <= SAMPLE_RATE_TOLERANCE,
+        (ratio - 1.0).abs() <= tolerance,
         "{samples} samples for {:.3} s of CPU at one per {interval:?}: {:.1} % of the {expected:.0} expected \
          (100 ± {:.0} %)\n{context}",
         cpu_ns as f64 / 1e9,
         ratio * 100.0,
-        SAMPLE_RATE_TOLERANCE * 100.0
+        tolerance * 100.0
     );
 }
 
-/// How far a thread's sample count may be from its CPU over the interval.
-pub const SAMPLE_RATE_TOLERANCE: f64 = 0.15;
+/// How far a thread's sample count may be from its CPU over the interval
+/// when its own CPU timer samples it: the timer fires after every interval
+/// of the thread's CPU, so the count is exact but for samples refused while
+/// the slot was full.
+pub const TIMER_RATE_TOLERANCE: f64 = 0.15;
+/// The same for the sampler thread's signals: they come at its ticks, on
+/// the wall clock, and a loaded machine makes the sampler thread late (81-84
+/// % of the expected count in two of four runs beside two builds and a
+/// test loop on two cores). Half the rate is still far outside.
+pub const SAMPLER_RATE_TOLERANCE: f64 = 0.25;

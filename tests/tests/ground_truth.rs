@@ -4,12 +4,13 @@
 //! from viaA and viaB with a 2:1 split. pcct's hot-method counters must
 //! find these shares within 5 points, and shared must be two calling
 //! contexts (two nodes) with the right split. The busy thread's samples
-//! must number its CPU time over the interval within 15 %, and the run must
+//! must number its CPU time over the interval within 15 % (25 % when the
+//! sampler thread's signals take them, on its wall-clock ticks), and the run must
 //! say which timer took them.
 
 use std::time::Duration;
 
-use pcct_tests::profile::assert_sample_rate;
+use pcct_tests::profile::{assert_sample_rate, SAMPLER_RATE_TOLERANCE, TIMER_RATE_TOLERANCE};
 use pcct_tests::stress::{profile_json, sampler_counter};
 use pcct_tests::timers::{assert_default_timer_path, timer_path, NoPerfEvents, TimerPath};
 use pcct_tests::{per_jdk, per_jdk_and_11, Fixture, Jvm, Profile, QUIET_HTTP};
@@ -115,7 +116,9 @@ fn check_shares_with(jdk: &pcct_tests::jdk::Jdk, options: &str, timer: Timer, fl
     }
     let busy = profile.cum_of(CLASS, "run");
     let rate_context = format!("{path_context}\n{}", profile.top_methods(8));
-    assert_sample_rate(busy.samples, finished.stdout_value("busy_cpu_ns"), INTERVAL, &rate_context);
+    let sampled_by_timers = timer_path(&counters, &path_context) == TimerPath::ThreadTimers;
+    let tolerance = if sampled_by_timers { TIMER_RATE_TOLERANCE } else { SAMPLER_RATE_TOLERANCE };
+    assert_sample_rate(busy.samples, finished.stdout_value("busy_cpu_ns"), INTERVAL, tolerance, &rate_context);
 
     let selfs: Vec<(&str, f64, u64)> = TRUTH
         .iter()
