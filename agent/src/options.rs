@@ -8,7 +8,7 @@
 //! Each option is described once, in [`OPTIONS`]: its key, default, what it
 //! allows, its meaning, how it is parsed and how `/api/status` shows it. The
 //! parser, the key list, the error messages, the status settings and the
-//! README's options table (checked by a test) all come from that table.
+//! options reference in docs/options.md (checked by a test) all come from that table.
 
 #![forbid(unsafe_code)]
 
@@ -223,15 +223,15 @@ fn parse_ranged<T: std::str::FromStr + PartialOrd + Copy>(text: &str, low: T, hi
 }
 
 /// One option, described once: parsing, the list of keys, the error
-/// messages, `/api/status`'s settings and the README's options table all
+/// messages, `/api/status`'s settings and docs/options.md's table all
 /// come from [`OPTIONS`].
 pub struct OptionSpec {
     pub key: &'static str,
-    /// The default as the README shows it.
+    /// The default as the options reference shows it.
     pub default: &'static str,
     /// What a value may be: completes "`<key>` must be ...".
     pub allowed: &'static str,
-    /// The README's "meaning" column.
+    /// The options reference's "meaning" column.
     pub meaning: &'static str,
     /// Stores a value; false when it is not allowed.
     apply: fn(&mut Options, &str) -> bool,
@@ -275,7 +275,7 @@ fn nanos(duration: Duration) -> serde_json::Value {
     (duration.as_nanos() as u64).into()
 }
 
-/// Every option, in the README's order.
+/// Every option, in the options reference's order.
 pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "interval",
@@ -684,8 +684,8 @@ pub fn keys() -> impl Iterator<Item = &'static str> {
     OPTIONS.iter().map(|spec| spec.key)
 }
 
-/// The README's options table, as [`OPTIONS`] describes it.
-pub fn readme_table() -> String {
+/// The options reference (`docs/options.md`'s table), as [`OPTIONS`] describes it.
+pub fn reference_table() -> String {
     let mut table = String::from("| option | default | meaning |\n|---|---|---|\n");
     for spec in OPTIONS {
         // Values in backticks; "—" (none) and descriptions ("by mode") as they are.
@@ -934,9 +934,9 @@ mod tests {
 
     /// docs/options.md's options table is the one `OPTIONS` describes.
     #[test]
-    fn the_readme_options_table_matches_the_options() {
+    fn the_options_reference_matches_the_options() {
         let readme = include_str!("../../docs/options.md");
-        let expected = readme_table();
+        let expected = reference_table();
         assert!(
             readme.contains(&expected),
             "docs/options.md's options table differs from agent/src/options.rs; it should read:\n{expected}"

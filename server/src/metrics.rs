@@ -78,6 +78,63 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_hot_lock_wait_seconds", "Seconds waited at the top-K contended monitor sites (monitor class, waiting method) since the last purge.", MetricType::GAUGE, &["rank", "method", "monitor"]),
 ];
 
+/// The server's own families (registered as `prometheus` vectors and
+/// gauges by [`Metrics::new`]).
+const HTTP_FAMILIES: [(&str, &str, MetricType, &[&str]); 4] = [
+    (
+        "pcct_http_requests_total",
+        "HTTP requests by route template and status code.",
+        MetricType::COUNTER,
+        &["route", "status"],
+    ),
+    (
+        "pcct_http_request_duration_seconds",
+        "Time to answer HTTP requests, by route template.",
+        MetricType::HISTOGRAM,
+        &["route"],
+    ),
+    (
+        "pcct_http_heavy_jobs",
+        "Report, tree and flame-graph computations alive (queued or running) now.",
+        MetricType::GAUGE,
+        &[],
+    ),
+    (
+        "pcct_http_heavy_jobs_peak",
+        "The most report, tree and flame-graph computations alive at once since start.",
+        MetricType::GAUGE,
+        &[],
+    ),
+];
+
+/// Every family `/metrics` can export, from the tables the collectors use:
+/// (name, type, labels, help).
+pub fn families() -> Vec<(&'static str, MetricType, &'static [&'static str], &'static str)> {
+    let sampler =
+        FAMILIES.iter().chain(HTTP_FAMILIES.iter()).map(|(name, help, kind, labels)| (*name, *kind, *labels, *help));
+    let push = PUSH_FAMILIES.iter().map(|(name, help, kind)| (*name, *kind, &[][..], *help));
+    sampler.chain(push).collect()
+}
+
+/// The metrics reference (`docs/metrics.md`'s table), generated from
+/// [`families`]; a test fails when the document differs.
+pub fn reference_table() -> String {
+    let mut table = String::from("| metric | type | labels | meaning |\n|---|---|---|---|\n");
+    for (name, kind, labels, help) in families() {
+        let kind = match kind {
+            MetricType::COUNTER => "counter",
+            MetricType::GAUGE => "gauge",
+            MetricType::HISTOGRAM => "histogram",
+            MetricType::SUMMARY => "summary",
+            MetricType::UNTYPED => "untyped",
+        };
+        let labels: Vec<String> = labels.iter().map(|label| format!("`{label}`")).collect();
+        let help = help.replace('|', "\\|");
+        table.push_str(&format!("| `{name}` | {kind} | {} | {help} |\n", labels.join(", ")));
+    }
+    table
+}
+
 struct SamplerCollector {
     shared: Arc<Shared>,
     top_k: usize,
@@ -398,30 +455,16 @@ pub struct Metrics {
 impl Metrics {
     pub fn new(shared: Arc<Shared>, top_k: usize, push: Option<Arc<crate::push::PushStats>>) -> Metrics {
         let registry = Registry::new();
-        let http_requests = IntCounterVec::new(
-            Opts::new("pcct_http_requests_total", "HTTP requests by route template and status code."),
-            &["route", "status"],
-        )
-        .expect("valid metric");
+        let [requests, duration, heavy, heavy_peak] = HTTP_FAMILIES;
+        let http_requests = IntCounterVec::new(Opts::new(requests.0, requests.1), requests.3).expect("valid metric");
         let http_duration = HistogramVec::new(
-            HistogramOpts::new(
-                "pcct_http_request_duration_seconds",
-                "Time to answer HTTP requests, by route template.",
-            )
-            .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0]),
-            &["route"],
+            HistogramOpts::new(duration.0, duration.1)
+                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0]),
+            duration.3,
         )
         .expect("valid metric");
-        let heavy_jobs = IntGauge::new(
-            "pcct_http_heavy_jobs",
-            "Report, tree and flame-graph computations alive (queued or running) now.",
-        )
-        .expect("valid metric");
-        let heavy_jobs_peak = IntGauge::new(
-            "pcct_http_heavy_jobs_peak",
-            "The most report, tree and flame-graph computations alive at once since start.",
-        )
-        .expect("valid metric");
+        let heavy_jobs = IntGauge::new(heavy.0, heavy.1).expect("valid metric");
+        let heavy_jobs_peak = IntGauge::new(heavy_peak.0, heavy_peak.1).expect("valid metric");
         registry.register(Box::new(http_requests.clone())).expect("unique metric");
         registry.register(Box::new(http_duration.clone())).expect("unique metric");
         registry.register(Box::new(heavy_jobs.clone())).expect("unique metric");
@@ -451,5 +494,37 @@ impl Metrics {
         let mut buffer = Vec::new();
         TextEncoder::new().encode(&self.registry.gather(), &mut buffer).expect("text encoding cannot fail");
         String::from_utf8(buffer).expect("text exposition is UTF-8")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcct_sampler::SamplerConfig;
+
+    /// docs/metrics.md is generated from the families; and every family a
+    /// live registry exports (the push's included) is in it.
+    #[test]
+    fn the_metrics_reference_matches_the_registry() {
+        let document = include_str!("../../docs/metrics.md");
+        let expected = reference_table();
+        assert!(
+            document.contains(&expected),
+            "docs/metrics.md's table differs from the registry's; it should read:\n{expected}"
+        );
+        let shared = Arc::new(Shared::new(SamplerConfig::default()).expect("no JVM needed"));
+        let metrics = Metrics::new(shared, 10, Some(Arc::new(crate::push::PushStats::default())));
+        metrics.http_requests.with_label_values(&["/", "200"]).inc();
+        metrics.http_duration.with_label_values(&["/"]).observe(0.001);
+        let known: Vec<&str> = families().iter().map(|(name, ..)| *name).collect();
+        let exported: Vec<String> = metrics
+            .render()
+            .lines()
+            .filter_map(|line| line.strip_prefix("# HELP ")?.split(' ').next().map(str::to_string))
+            .collect();
+        assert!(exported.len() > 30, "{exported:?}");
+        for name in &exported {
+            assert!(known.contains(&name.as_str()), "{name} is exported but not in the reference");
+        }
     }
 }

@@ -25,6 +25,7 @@ pub const PAGES: &[(&str, &str, &str)] = &[
     ("http-api", "docs/http-api.md", include_str!("../../../docs/http-api.md")),
     ("jit-feedback", "docs/jit-feedback.md", include_str!("../../../docs/jit-feedback.md")),
     ("memory", "docs/memory.md", include_str!("../../../docs/memory.md")),
+    ("metrics", "docs/metrics.md", include_str!("../../../docs/metrics.md")),
     ("options", "docs/options.md", include_str!("../../../docs/options.md")),
     ("pprof", "docs/pprof.md", include_str!("../../../docs/pprof.md")),
     ("security", "docs/security.md", include_str!("../../../docs/security.md")),
