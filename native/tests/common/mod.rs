@@ -114,6 +114,34 @@ KEEP long chain_b(callback cb, void *context) { long r = chain_c(cb, context); _
 KEEP long chain_a(callback cb, void *context) { long r = chain_b(cb, context); __asm__ volatile("" ::: "memory"); return r + 1; }
 "#;
 
+/// Built without unwind tables or frame pointers. `bare` holds a value of
+/// its caller's choosing in rbp while it calls back, as code compiled
+/// without frame pointers may (written in assembly so that it surely does);
+/// `plain_a -> plain_b` are ordinary C built the same way.
+pub const BARE_C: &str = r#"
+typedef long (*callback)(void *);
+__asm__(
+    ".text\n"
+    ".globl bare\n"
+    ".type bare, @function\n"
+    "bare:\n"
+    "    push %rbp\n"
+    "    mov %rdx, %rbp\n"
+    "    mov %rdi, %rax\n"
+    "    mov %rsi, %rdi\n"
+    "    call *%rax\n"
+    "    pop %rbp\n"
+    "    ret\n"
+    ".size bare, .-bare\n");
+#define KEEP __attribute__((noinline, visibility("default")))
+KEEP long plain_b(callback cb, void *context) { long r = cb(context); __asm__ volatile("" ::: "memory"); return r + 1; }
+KEEP long plain_a(callback cb, void *context) { long r = plain_b(cb, context); __asm__ volatile("" ::: "memory"); return r + 1; }
+"#;
+
+/// The flags that leave a library without unwind tables or frame pointers.
+pub const NO_UNWIND_FLAGS: [&str; 3] =
+    ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fomit-frame-pointer"];
+
 /// `chain_a(callback, context)` of the library built from [`CHAIN_C`].
 pub type Chain = unsafe extern "C" fn(extern "C" fn(*mut c_void) -> i64, *mut c_void) -> i64;
 
