@@ -70,6 +70,29 @@ pub struct Registers {
     pub fp: u64,
 }
 
+/// The [`Registers`] at this point of the calling function: a walk's start
+/// from here, as a signal's context would give it (for tests and
+/// benchmarks; the sampler reads a signal's context instead).
+#[macro_export]
+macro_rules! here {
+    () => {{
+        let (pc, sp, fp): (u64, u64, u64);
+        // SAFETY: copies rip, rsp and rbp into three outputs; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "lea {pc}, [rip]",
+                "mov {sp}, rsp",
+                "mov {fp}, rbp",
+                pc = out(reg) pc,
+                sp = out(reg) sp,
+                fp = out(reg) fp,
+                options(nomem, nostack, preserves_flags)
+            )
+        };
+        $crate::Registers { pc, sp, fp }
+    }};
+}
+
 /// No stack pointer lies below this (the null page): framehop subtracts 8
 /// from recovered stack pointers, which must not wrap.
 const MIN_SP: u64 = 0x1000;
@@ -495,5 +518,33 @@ fn ending_of(error: framehop::Error) -> Ending {
         }
         framehop::Error::ReturnAddressIsNull => Ending::Root,
         framehop::Error::IntegerOverflow => Ending::BadUnwindData,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_replaced_during_a_walk_is_freed_only_after_it() {
+        let loaded = Modules::load().unwrap();
+        let unwinder = Unwinder::new(&loaded);
+        let empty = Modules::default();
+        let words = [0u64; 64];
+        let base = 0x5555_0000_0000u64;
+        let stack = StackBounds { low: base, high: base + 8 * words.len() as u64 };
+        let mut replaced = false;
+        let read = |at: u64| {
+            // A refresh on another thread, while this walk is in flight.
+            replaced |= unwinder.publish(&empty);
+            words.get(((at - base) / 8) as usize).copied()
+        };
+        let start = Registers { pc: libc::getpid as *const () as u64, sp: base + 64, fp: 0 };
+        let walk = unwinder.unwind(start, stack, None, read, &mut UnwindCache::new(), &mut [0; 8]);
+        assert!(replaced && walk.frames >= 1, "{walk:?}");
+        assert_eq!(unwinder.retired(), 1, "kept: a walk was in flight");
+        assert_eq!(unwinder.generation(), empty.generation());
+        assert!(unwinder.publish(&loaded));
+        assert_eq!(unwinder.retired(), 0, "no walk in flight: both freed");
     }
 }

@@ -23,7 +23,7 @@ fn a_frame_without_unwind_information_ends_the_walk_truncated() {
     let mut cache = UnwindCache::new();
     let mut capture = Capture::new(&unwinder, &mut cache);
     let stack = capture.stack;
-    let below_sp = here!().sp - 0x1000;
+    let below_sp = pcct_native::here!().sp - 0x1000;
     // rbp: above the stack (the read is refused), below the walk's sp (the
     // stack pointer would go backwards), unaligned junk.
     for (junk, expected) in [

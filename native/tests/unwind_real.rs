@@ -15,7 +15,7 @@ use pcct_native::{Ending, Modules, UnwindCache, Unwinder};
 #[inline(never)]
 fn call_chain(chain: common::Chain, capture: &mut Capture, stop_here: bool) {
     if stop_here {
-        capture.stop_sp = Some(here!().sp);
+        capture.stop_sp = Some(pcct_native::here!().sp);
     }
     let context = capture as *mut Capture as *mut c_void;
     // SAFETY: the chain calls `unwind_here` with `context`, a live Capture.

@@ -11,28 +11,6 @@ use std::process::Command;
 
 use pcct_native::{NativeWalk, StackBounds, UnwindCache, Unwinder};
 
-/// The registers at this point of the calling function (pc, sp, fp): the
-/// start of a walk from here, as a signal's context would give it.
-#[macro_export]
-macro_rules! here {
-    () => {{
-        let (pc, sp, fp): (u64, u64, u64);
-        // SAFETY: copies rip, rsp and rbp into three outputs; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "lea {pc}, [rip]",
-                "mov {sp}, rsp",
-                "mov {fp}, rbp",
-                pc = out(reg) pc,
-                sp = out(reg) sp,
-                fp = out(reg) fp,
-                options(nomem, nostack, preserves_flags)
-            )
-        };
-        pcct_native::Registers { pc, sp, fp }
-    }};
-}
-
 /// A library compiled for the test, loaded until dropped.
 pub struct Library {
     pub path: PathBuf,
@@ -191,7 +169,7 @@ impl<'a> Capture<'a> {
 pub extern "C" fn unwind_here(context: *mut c_void) -> i64 {
     // SAFETY: the test passes a `Capture` that outlives the call.
     let capture = unsafe { &mut *(context as *mut Capture) };
-    let start = here!();
+    let start = pcct_native::here!();
     let walk = capture.unwinder.unwind(
         start,
         capture.stack,
