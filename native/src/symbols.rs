@@ -89,7 +89,7 @@ impl SymbolTable {
 
     /// Sorts the symbols by address, keeps the best-ranked name of each.
     fn from_candidates(mut candidates: Vec<Candidate>) -> SymbolTable {
-        candidates.sort_by(|a, b| (a.start, a.rank).cmp(&(b.start, b.rank)));
+        candidates.sort_by_key(|candidate| (candidate.start, candidate.rank));
         candidates.dedup_by_key(|candidate| candidate.start);
         let mut table = SymbolTable { entries: Vec::with_capacity(candidates.len()), names: String::new() };
         for (index, candidate) in candidates.iter().enumerate() {

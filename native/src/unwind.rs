@@ -348,7 +348,9 @@ impl Snapshot {
 pub struct Unwinder {
     current: AtomicPtr<Snapshot>,
     in_flight: AtomicUsize,
-    /// Replaced snapshots not yet freed; also serialises `publish`.
+    /// Replaced snapshots not yet freed; also serialises `publish`. Boxed:
+    /// a walk in flight may still hold a pointer to one, which must not move.
+    #[allow(clippy::vec_box)]
     retired: Mutex<Vec<Box<Snapshot>>>,
 }
 

@@ -24,7 +24,7 @@ fn a_library_loaded_later_is_found_and_one_unloaded_is_dropped() {
     let chain_a = library.address("chain_a");
     assert!(modules.find(chain_a).is_none(), "not yet seen");
     let refresh = modules.refresh().unwrap();
-    assert_eq!(refresh.added, [library.path.clone()], "{refresh:?}");
+    assert_eq!(refresh.added, std::slice::from_ref(&library.path), "{refresh:?}");
     assert!(refresh.removed.is_empty());
     assert_eq!(modules.generation(), generation + 1);
     let module = modules.find(chain_a).expect("found after the refresh");
