@@ -1,0 +1,232 @@
+//! Native addresses to names: library, function and offset.
+//!
+//! A [`SymbolTable`] is built once per module from its ELF symbol tables
+//! (`.symtab` and `.dynsym`, through `object`): the defined functions, sorted
+//! by address, their names in one string. A lookup is a binary search. Where
+//! several names share an address (glibc's `getpid` and `__getpid`), the one
+//! with the fewest leading underscores wins, then global before weak before
+//! local: the name a user wrote. Names are demangled when looked up: Rust
+//! (`rustc-demangle`, without the hash), else C++ (`cpp_demangle`).
+//!
+//! A module without a symbol for an address (stripped, or a hidden function)
+//! gives the library's file name and the address's offset in the file, as
+//! async-profiler shows it.
+//!
+//! [`Symbolizer`] keeps each module's table once loaded, and the module with
+//! it, so addresses sampled before a library was unloaded still resolve.
+//!
+//! Everything here allocates and reads files: it runs on the sampler thread
+//! or at report time, never in a signal handler.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use object::{Object, ObjectSymbol, ReadRef, SymbolKind, SymbolScope};
+
+use crate::error::{NativeError, Result};
+use crate::modules::{Image, Module, Modules};
+
+/// A native frame's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// The library's file name (`libc.so.6`).
+    pub library: Arc<str>,
+    /// The function, demangled; `None` where the library has no symbol for
+    /// the address.
+    pub function: Option<String>,
+    /// From the function's start, or (without a function) from the
+    /// library's address 0.
+    pub offset: u64,
+}
+
+impl Symbol {
+    /// What a report shows: the function, else the library.
+    pub fn name(&self) -> &str {
+        self.function.as_deref().unwrap_or(&self.library)
+    }
+}
+
+/// One function symbol: its addresses in the file, its name in `names`.
+#[derive(Clone, Debug)]
+struct Entry {
+    start: u64,
+    end: u64,
+    name: Range<usize>,
+}
+
+/// A module's function symbols, sorted by address.
+#[derive(Debug, Default)]
+pub struct SymbolTable {
+    entries: Vec<Entry>,
+    names: String,
+}
+
+/// A symbol as read, before the table is sorted.
+struct Candidate<'a> {
+    start: u64,
+    size: u64,
+    name: &'a str,
+    rank: (usize, u8),
+}
+
+impl SymbolTable {
+    /// Reads the symbols of `module`'s file (or of the vDSO in memory).
+    pub fn read(module: &Module) -> Result<SymbolTable> {
+        match Image::open(&module.path, &module.avma, module.inode)? {
+            Image::Memory(image) => SymbolTable::parse(image, &module.path),
+            Image::File(cache) => SymbolTable::parse(&cache, &module.path),
+        }
+    }
+
+    /// Builds the table from an ELF image.
+    pub fn parse<'d, R: ReadRef<'d>>(data: R, path: &Path) -> Result<SymbolTable> {
+        let file = object::File::parse(data).map_err(|reason| NativeError::Elf { path: path.into(), reason })?;
+        let candidates = file.symbols().chain(file.dynamic_symbols()).filter_map(candidate).collect();
+        Ok(SymbolTable::from_candidates(candidates))
+    }
+
+    /// Sorts the symbols by address, keeps the best-ranked name of each.
+    fn from_candidates(mut candidates: Vec<Candidate>) -> SymbolTable {
+        candidates.sort_by_key(|candidate| (candidate.start, candidate.rank));
+        candidates.dedup_by_key(|candidate| candidate.start);
+        let mut table = SymbolTable { entries: Vec::with_capacity(candidates.len()), names: String::new() };
+        for (index, candidate) in candidates.iter().enumerate() {
+            let next = candidates.get(index + 1).map_or(u64::MAX, |next| next.start);
+            // A symbol without a size (hand-written assembly) runs to the next.
+            let end = if candidate.size == 0 { next } else { candidate.start.saturating_add(candidate.size) };
+            let name = table.names.len()..table.names.len() + candidate.name.len();
+            table.names.push_str(candidate.name);
+            table.entries.push(Entry { start: candidate.start, end, name });
+        }
+        table
+    }
+
+    /// How many functions the table holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the table holds no function.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The raw (mangled) name of the function holding the file address
+    /// `svma`, and the offset from its start.
+    pub fn lookup(&self, svma: u64) -> Option<(&str, u64)> {
+        let after = self.entries.partition_point(|entry| entry.start <= svma);
+        let entry = self.entries.get(after.checked_sub(1)?)?;
+        (svma < entry.end).then(|| (&self.names[entry.name.clone()], svma - entry.start))
+    }
+}
+
+/// A defined function symbol with an address, ranked among its aliases.
+fn candidate<'d, S: ObjectSymbol<'d>>(symbol: S) -> Option<Candidate<'d>> {
+    let function = symbol.kind() == SymbolKind::Text || symbol.kind() == SymbolKind::Unknown;
+    let name = symbol.name().ok().filter(|name| !name.is_empty())?;
+    if !function || !symbol.is_definition() || symbol.address() == 0 {
+        return None;
+    }
+    let underscores = name.bytes().take_while(|&byte| byte == b'_').count();
+    let binding = match (symbol.scope(), symbol.is_weak()) {
+        (SymbolScope::Dynamic | SymbolScope::Linkage, false) => 0,
+        (_, true) => 1,
+        _ => 2,
+    };
+    Some(Candidate { start: symbol.address(), size: symbol.size(), name, rank: (underscores, binding) })
+}
+
+/// A symbol's name as a user reads it: Rust names without their hash, C++
+/// names demangled, anything else as it is.
+pub fn demangle(raw: &str) -> String {
+    if let Ok(rust) = rustc_demangle::try_demangle(raw) {
+        return format!("{rust:#}");
+    }
+    if raw.starts_with("_Z") {
+        if let Ok(Ok(cpp)) = cpp_demangle::Symbol::new(raw).map(|symbol| symbol.demangle()) {
+            return cpp;
+        }
+    }
+    raw.to_owned()
+}
+
+/// A module seen by the symbolizer, with its table once read.
+struct Loaded {
+    module: Arc<Module>,
+    /// `None` if the file's symbols could not be read.
+    table: Option<Arc<SymbolTable>>,
+}
+
+/// Names native addresses, reading each module's symbols once.
+#[derive(Default)]
+pub struct Symbolizer {
+    /// By the module's address (each kept alive by its `Arc` here).
+    loaded: HashMap<usize, Loaded>,
+}
+
+impl Symbolizer {
+    pub fn new() -> Symbolizer {
+        Symbolizer::default()
+    }
+
+    /// Names `address` (for a return address, pass `address - 1`: the call
+    /// instruction). `None` if no module, current or seen before, holds it.
+    pub fn symbolize(&mut self, modules: &Modules, address: u64) -> Option<Symbol> {
+        let module = match modules.find(address) {
+            Some(module) => Arc::clone(module),
+            None => self.loaded.values().find(|loaded| loaded.module.contains(address))?.module.clone(),
+        };
+        let table = self.table(&module);
+        let svma = address.wrapping_sub(module.bias);
+        let library = Arc::clone(&module.name);
+        Some(match table.as_deref().and_then(|table| table.lookup(svma)) {
+            Some((raw, offset)) => Symbol { library, function: Some(demangle(raw)), offset },
+            None => Symbol { library, function: None, offset: svma },
+        })
+    }
+
+    /// How many modules' tables were read (or tried).
+    pub fn modules_read(&self) -> usize {
+        self.loaded.len()
+    }
+
+    fn table(&mut self, module: &Arc<Module>) -> Option<Arc<SymbolTable>> {
+        let key = Arc::as_ptr(module) as usize;
+        let loaded = self.loaded.entry(key).or_insert_with(|| Loaded {
+            module: Arc::clone(module),
+            table: SymbolTable::read(module).ok().map(Arc::new),
+        });
+        loaded.table.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_demangled() {
+        assert_eq!(demangle("_ZN2ns6Widget4spinEi"), "ns::Widget::spin(int)");
+        assert_eq!(demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE"), "core::ptr::drop_in_place");
+        assert_eq!(demangle("getpid"), "getpid");
+        assert_eq!(demangle("_Znot valid"), "_Znot valid");
+    }
+
+    #[test]
+    fn aliases_and_sizes_are_resolved() {
+        let symbols = [
+            Candidate { start: 0x100, size: 0x10, name: "__getpid", rank: (2, 0) },
+            Candidate { start: 0x100, size: 0x10, name: "getpid", rank: (0, 1) },
+            Candidate { start: 0x200, size: 0, name: "asm_routine", rank: (0, 0) },
+            Candidate { start: 0x300, size: 0x8, name: "last", rank: (0, 0) },
+        ];
+        let table = SymbolTable::from_candidates(symbols.into());
+        assert_eq!(table.lookup(0x105), Some(("getpid", 5)));
+        assert_eq!(table.lookup(0x110), None, "past getpid's size");
+        assert_eq!(table.lookup(0x2ff), Some(("asm_routine", 0xff)), "runs to the next symbol");
+        assert_eq!(table.lookup(0x308), None);
+        assert_eq!(table.lookup(0xff), None);
+    }
+}
