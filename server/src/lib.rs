@@ -20,6 +20,7 @@ pub mod error;
 pub mod heavy;
 pub mod json_answer;
 pub mod metrics;
+pub mod openapi;
 pub mod params;
 pub mod push;
 pub mod routes;
@@ -50,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .route("/", get(routes::page::page))
         .route("/healthz", get(routes::health::healthz))
         .route("/docs/{page}", get(routes::docs::page))
+        .route("/api/openapi.json", get(routes::docs::openapi))
         .route("/login", get(routes::login::show).post(routes::login::login))
         .route("/logout", post(routes::login::logout))
         .route("/metrics", get(routes::metrics::metrics))

@@ -1,4 +1,4 @@
-//! `GET /docs/{page}`: the project's documentation (`docs/*.md`, README,
+//! `GET /docs/{page}` and `GET /api/openapi.json`: the project's documentation (`docs/*.md`, README,
 //! BENCHMARKS, ARCHITECTURE), built into the binary and served as HTML, so
 //! the live page's sections link to the explanation that matches this very
 //! build, with no network. Links between the pages are rewritten to their
@@ -50,6 +50,12 @@ pub async fn page(Path(name): Path<String>, RawQuery(query): RawQuery) -> Result
     );
     Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-store")], body)
         .into_response())
+}
+
+/// `GET /api/openapi.json`: the API's reference ([`crate::openapi`]).
+pub async fn openapi(RawQuery(query): RawQuery) -> Result<Response, ApiError> {
+    Params::parse(query.as_deref(), &[])?;
+    Ok(axum::Json(crate::openapi::document()).into_response())
 }
 
 /// `text` (the Markdown of the repository's `file`) as HTML, its links
