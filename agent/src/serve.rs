@@ -26,6 +26,9 @@ pub fn start(
 ) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
+        read_token: None,
+        recompile_without_token: false,
+        recompile_every: pcct_server::recompile::DEFAULT_EVERY,
         allowed_hosts: options.allow_hosts.clone(),
         settings: settings(options, arrival),
         metrics_top: options.metrics_top,
