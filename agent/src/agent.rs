@@ -251,7 +251,8 @@ impl Agent {
             let started = pcct_server::push::start(self.shared.clone(), config.clone(), Some(self.options.signal));
             match started {
                 Ok(handle) => {
-                    say(&format!("pushing windows of {:?} to {}", config.every, config.url));
+                    let url = pcct_server::push::redacted(&config.url);
+                    say(&format!("pushing windows of {:?} to {url}", config.every));
                     let stats = (Arc::clone(&handle.stats), config);
                     *self.push.lock() = Some(handle);
                     Some(stats)

@@ -719,7 +719,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         allowed: "an http:// URL with a host and no query",
         meaning: "push the profile window by window (gzipped pprof) to this Pyroscope-style `/ingest` URL (`/ingest` added to a bare host:port); see \"Pushing profiles\"",
         apply: |o, v| set(&mut o.push, pcct_server::push::check_url(v).ok().map(Some)),
-        show: |o| ("push", o.push.clone().into()),
+        show: |o| ("push", o.push.as_deref().map(pcct_server::push::redacted).into()),
     },
     OptionSpec {
         key: "push_every",
@@ -799,8 +799,11 @@ impl Options {
             };
             if !(spec.apply)(&mut options, value) {
                 // A token is never echoed, not even a malformed one.
-                let hidden = format!("{key}=(not shown)");
-                let shown = if key.ends_with("token") { hidden.as_str() } else { item };
+                let hidden = match key {
+                    "push" => format!("push={}", pcct_server::push::redacted(value)),
+                    _ => format!("{key}=(not shown)"),
+                };
+                let shown = if key.ends_with("token") || key == "push" { hidden.as_str() } else { item };
                 return Err(OptionError::new(shown, format!("{key} must be {}", spec.allowed)));
             }
         }
