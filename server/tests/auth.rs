@@ -70,12 +70,14 @@ async fn with_a_token_the_right_bearer_header_is_accepted_everywhere() {
 }
 
 #[tokio::test]
-async fn healthz_needs_no_token() {
+async fn healthz_needs_no_token_and_names_pcct_and_its_process() {
     let fixture = Fixture::with_token();
     for authorization in [None, Some("Bearer wrong"), Some("Basic abc")] {
         let answer = call(&fixture, "GET", "/healthz", "", authorization).await;
         assert_eq!(answer.status, StatusCode::OK, "{authorization:?}");
         assert_eq!(answer.text(), "ok\n");
+        let identity = answer.headers["x-pcct-agent"].to_str().unwrap().to_string();
+        assert!(identity.starts_with("pcct/") && identity.ends_with(&format!(" pid={}", std::process::id())));
     }
 }
 
