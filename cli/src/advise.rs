@@ -17,8 +17,9 @@
 //! Before adding, it checks that the directives fit under the JVM's
 //! `CompilerDirectivesLimit` (`directive_stack.rs`). What it added is
 //! recorded beside the directives file, in a directory of the user's own
-//! (`$XDG_RUNTIME_DIR/pcct`, else `~/.cache/pcct`: mode 0700, its owner
-//! and type checked without following a symlink), so `--remove <pid>` pops those
+//! (`$XDG_RUNTIME_DIR/pcct/advise`, else `~/.cache/pcct/advise`: mode
+//! 0700, its owner and type checked without following a symlink, and its
+//! parent writable by no one else), so `--remove <pid>` pops those
 //! directives (`Compiler.directives_remove`), only when
 //! `Compiler.directives_print` shows them on top of the stack, and
 //! recompiles the same classes. jcmd cannot pop conditionally, so a
@@ -278,18 +279,31 @@ fn action_name(action: Action) -> String {
 }
 
 /// The directory of the user's own where `--apply` keeps its records:
-/// `$XDG_RUNTIME_DIR/pcct`, else `~/.cache/pcct`, created mode 0700.
+/// `$XDG_RUNTIME_DIR/pcct/advise`, else `~/.cache/pcct/advise`, created
+/// mode 0700.
 fn records_dir() -> Result<PathBuf, Failure> {
     let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|dir| dir.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))
         .ok_or_else(|| failed("neither XDG_RUNTIME_DIR nor HOME is set: nowhere to keep pcct advise's records"))?;
-    let dir = base.join("pcct");
+    let dir = base.join("pcct").join("advise");
     let created = DirBuilder::new().recursive(true).mode(0o700).create(&dir);
     created.map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
     check_own_dir(&dir)?;
+    check_parent(&base.join("pcct"))?;
     Ok(dir)
+}
+
+/// `dir` (the records directory's parent) is a directory no one else may
+/// write to, so no one can swap the records directory.
+fn check_parent(dir: &Path) -> Result<(), Failure> {
+    let metadata = std::fs::symlink_metadata(dir).map_err(|e| failed(format!("cannot read {}: {e}", dir.display())))?;
+    let owner_ok = Some(metadata.uid()) == my_uid() || metadata.uid() == 0;
+    if !metadata.is_dir() || !owner_ok || metadata.permissions().mode() & 0o022 != 0 {
+        return Err(failed(format!("{} may be changed by others: refusing to keep records under it", dir.display())));
+    }
+    Ok(())
 }
 
 /// This process's effective user (the owner of `/proc/self`).

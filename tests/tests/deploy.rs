@@ -50,7 +50,9 @@ fn the_manifest_holds_no_secret_value() {
     for needle in ["kind: Secret", "stringData", "\n  data:", "change-me"] {
         assert!(!manifest.contains(needle), "the manifest holds a secret value ({needle:?})");
     }
-    assert!(manifest.contains("secretName: pcct-tokens") && manifest.contains("kubectl create secret generic pcct-tokens"));
+    assert!(
+        manifest.contains("secretName: pcct-tokens") && manifest.contains("kubectl create secret generic pcct-tokens")
+    );
 }
 
 #[test]
