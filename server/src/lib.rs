@@ -94,12 +94,17 @@ async fn method_not_allowed() -> ApiError {
 
 /// Every answer forbids being shown in another site's frame (the page's
 /// buttons pause and purge: a framing page could trick a click) and being
-/// read as another type than it says.
+/// read as another type than it says. The flame graph, which the page
+/// embeds (an `<object>`, so that its search and zoom run), may be framed
+/// by this server's own pages only.
 async fn no_framing(request: Request, next: Next) -> Response {
+    let embedded = request.uri().path() == "/flamegraph.svg";
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("frame-ancestors 'none'"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    let (policy, frame_options) =
+        if embedded { ("frame-ancestors 'self'", "SAMEORIGIN") } else { ("frame-ancestors 'none'", "DENY") };
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(policy));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static(frame_options));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
 }

@@ -4,7 +4,8 @@
 //! tokens are slowed down per client address (1,000 take at least 100 s,
 //! or are refused with 429) while the right one is served at once; the
 //! session cookie carries the server's port and its token's role; every
-//! answer forbids framing.
+//! answer forbids framing, but the flame graph, which only this server's
+//! own page may frame.
 //!
 //! The throttle's waits run on tokio's paused clock: the test measures
 //! them in virtual time, at once and without flakiness.
@@ -112,12 +113,16 @@ async fn a_session_carries_its_port_and_its_tokens_role() {
 }
 
 #[tokio::test]
-async fn every_answer_forbids_framing() {
+async fn every_answer_forbids_framing_but_the_flame_graph_the_page_embeds() {
     let fixture = Fixture::with_token();
     for answer in [fixture.get("/").await, fixture.get("/login").await, fixture.get("/healthz").await] {
         assert_eq!(answer.headers[header::CONTENT_SECURITY_POLICY], "frame-ancestors 'none'");
         assert_eq!(answer.headers[header::X_FRAME_OPTIONS], "DENY");
     }
+    let flame = Fixture::new().get("/flamegraph.svg").await;
+    assert_eq!(flame.status, StatusCode::OK);
+    assert_eq!(flame.headers[header::CONTENT_SECURITY_POLICY], "frame-ancestors 'self'");
+    assert_eq!(flame.headers[header::X_FRAME_OPTIONS], "SAMEORIGIN");
 }
 
 /// Sends `GET /api/status` from `peer` with bearer `token`; its status, and
