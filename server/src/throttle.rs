@@ -158,8 +158,9 @@ mod tests {
         assert_eq!(throttle.admit(guesser), Ok(()));
     }
 
-    #[test]
-    fn memory_is_bounded() {
+    /// On a paused clock nothing expires meanwhile: the table is full and no fuller.
+    #[tokio::test(start_paused = true)]
+    async fn memory_is_bounded() {
         let throttle = Throttle::default();
         for index in 0..MAX_CLIENTS as u32 + 100 {
             drop(throttle.wrong(ClientKey::of(IpAddr::from(index.to_be_bytes()))));
