@@ -515,6 +515,16 @@ mod tests {
             }
         }
         assert_eq!(document["paths"]["/api/reports/{kind}"]["get"]["parameters"][2]["in"], "path");
+        // The roles as `auth` gives them: the login form is public, so is
+        // /healthz; GET and POST /logout read; any other POST controls.
+        for route in ROUTES {
+            let expected = match (route.method, route.path) {
+                (_, "/healthz") | (_, "/login") => Access::Public,
+                ("get", _) | ("post", "/logout") => Access::Read,
+                _ => Access::Control,
+            };
+            assert_eq!(route.access, expected, "{} {}", route.method, route.path);
+        }
         assert!(resource_names().contains(&"alloc_bytes") && resource_names().contains(&"cpu"));
     }
 }
