@@ -26,6 +26,7 @@
 use std::sync::Arc;
 
 use pcct_sampler::counters::Counters;
+use pcct_sampler::cycles::{self, Part};
 use pcct_sampler::events::{allocation_weight, uniform_from, Chain, Event, EventKind, EventStream, Throttle};
 use pcct_sampler::hotspot::OwnWalks;
 use pcct_sampler::slots::current_tid;
@@ -148,7 +149,10 @@ impl Sink<'_> {
     /// preempted, so its wall time is about its CPU time, and never less.
     fn push(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let started = now_ns();
+        let cpu = cycles::thread_cpu_ns();
         self.build_and_queue(env, kind, class, weight);
+        cycles::add(Part::EventCpuNs, cycles::thread_cpu_ns().wrapping_sub(cpu));
+        cycles::add(Part::EventCallbacks, 1);
         let spent = now_ns().saturating_sub(started);
         self.shared.counters.callback_time.observe(spent);
     }
