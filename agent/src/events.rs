@@ -2,15 +2,18 @@
 //! (`SampledObjectAlloc`) and contended monitor enters
 //! (`MonitorContendedEnter` / `MonitorContendedEntered`). Each callback,
 //! on the Java thread the event happened on, reads that thread's own stack
-//! (`GetStackTrace`, safe there) and the event's class, and hands an
-//! [`Event`] to the sampler through its lock-free queue; the sampler names
-//! and records it at its next tick (`pcct_sampler::events`).
+//! (pcct's walker from the thread's last Java frame, else `GetStackTrace`,
+//! safe there) and the event's class, and hands an [`Event`] to the
+//! sampler through its lock-free queue; the sampler names and records it
+//! at its next tick (`pcct_sampler::events`). Like a CPU sample, an event
+//! starts from its thread's previous one: only the frames new since then
+//! are walked and sent (`OwnEvents`, `pcct_sampler::event_stacks`).
 //!
 //! What a callback never does: take the profile lock or any lock the
 //! sampler waits for (the queue's push never blocks; a full queue drops
 //! the event, counted), run Java code, or keep a JNI reference. What it
-//! costs: one stack walk of the thread's own stack, one class name, two
-//! small allocations, at most once per sampled allocation (every 512 KiB
+//! costs: one walk of the frames new on the thread's own stack, one class
+//! name, two small allocations, at most once per sampled allocation (every 512 KiB
 //! allocated by default) and once per contended enter. With `alloc=off`
 //! and `locks=off` the capabilities are not even asked for.
 //!
@@ -20,8 +23,11 @@
 
 #![forbid(unsafe_code)]
 
+use std::sync::Arc;
+
 use pcct_sampler::counters::Counters;
-use pcct_sampler::events::{allocation_weight, uniform_from, Event, EventKind, Throttle};
+use pcct_sampler::cycles::{self, Part};
+use pcct_sampler::events::{allocation_weight, uniform_from, Chain, Event, EventKind, EventStream, Throttle};
 use pcct_sampler::hotspot::OwnWalks;
 use pcct_sampler::slots::current_tid;
 use pcct_sampler::timer::now_ns;
@@ -35,9 +41,9 @@ use crate::resolver::java_type_name;
 const UNKNOWN_CLASS: &str = "[unknown_class]";
 
 thread_local! {
-    /// This thread's event walks (made at its first recorded event, freed
-    /// when it ends).
-    static OWN_WALKS: std::cell::RefCell<Option<OwnWalks>> = const { std::cell::RefCell::new(None) };
+    /// This thread's event walks and stream (made at its first recorded
+    /// event, freed when it ends).
+    static OWN_EVENTS: std::cell::RefCell<Option<OwnEvents>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Which events the agent reports (from the `alloc` and `locks` options,
@@ -143,7 +149,10 @@ impl Sink<'_> {
     /// preempted, so its wall time is about its CPU time, and never less.
     fn push(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let started = now_ns();
+        let cpu = cycles::thread_cpu_ns();
         self.build_and_queue(env, kind, class, weight);
+        cycles::add(Part::EventCpuNs, cycles::thread_cpu_ns().wrapping_sub(cpu));
+        cycles::add(Part::EventCallbacks, 1);
         let spent = now_ns().saturating_sub(started);
         self.shared.counters.callback_time.observe(spent);
     }
@@ -151,54 +160,165 @@ impl Sink<'_> {
     fn build_and_queue(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         // A full queue would drop the event anyway: not worth a stack walk
-        // (a starved sampler must not make every allocation slower).
+        // (a starved sampler must not make every allocation slower). Its
+        // thread's previous event stays the one the sampler knows.
         if queue.is_full() {
             self.shared.counters.count_event(kind, &weight, false);
             return;
         }
-        let Some((frames, truncated)) = self.own_stack(env) else {
-            self.shared.counters.count_event(kind, &weight, false);
-            return;
-        };
-        let class = if class.is_null() {
-            UNKNOWN_CLASS.to_string()
-        } else {
-            self.jvmti.class_signature(class).map_or_else(|_| UNKNOWN_CLASS.to_string(), |s| java_type_name(&s))
-        };
-        // A full queue drops the event, counted here with its weight.
-        let tid = current_tid();
-        if !queue.push(Event { kind, tid, frames, truncated, class, weight }) {
-            self.shared.counters.count_event(kind, &weight, false);
+        // `try_with`: no walk (JVMTI instead) if the thread-local is gone
+        // already, in a callback during the thread's very end; taken only
+        // if no callback of this thread holds it (none should).
+        let own = OWN_EVENTS.try_with(|own| {
+            let mut own = own.try_borrow_mut().ok()?;
+            let own = own.get_or_insert_with(|| OwnEvents::new(self.depth + 1));
+            let event = self.own_event(own, env, kind, class, weight);
+            let pushed = event.is_some_and(|event| self.queue(queue, event));
+            own.pushed(pushed);
+            Some(())
+        });
+        if own.ok().flatten().is_none() {
+            if let Some(event) = self.jvmti_event(kind, class, weight) {
+                self.queue(queue, event);
+            }
         }
     }
 
-    /// The thread's own stack, leaf first, and whether it was deeper than
-    /// `depth`: walked by pcct's walker from the thread's last Java frame,
-    /// reusing what the thread's previous event walk saw (`OwnWalks`, kept
-    /// per thread), else by JVMTI's `GetStackTrace`. Measured on javac (a
-    /// whole callback, CPU time): 155-162 µs with `GetStackTrace`, 126
-    /// with pcct's walker and no history, 90 with the history (of which
-    /// the walk about 50, the class's name about 16).
-    fn own_stack(&self, env: usize) -> Option<(Vec<(usize, i32)>, bool)> {
-        let counters = &self.shared.counters;
-        // `try_with`: no walk (JVMTI instead) if the thread-local is gone
-        // already, in a callback during the thread's very end.
-        let walked = OWN_WALKS.try_with(|walks| {
-            // Taken only if no callback of this thread holds it (none should).
-            let mut walks = walks.try_borrow_mut().ok()?;
-            let walks = walks.get_or_insert_with(|| OwnWalks::new(self.depth + 1));
-            let (frames, full) = walks.walk(env)?;
-            let kept = &frames[..frames.len().min(self.depth)];
-            let truncated = full || frames.len() > self.depth;
-            Some((kept.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect(), truncated))
-        });
-        let walked = walked.ok().flatten();
-        if walked.is_some() {
-            Counters::add(&counters.event_walks_vm, 1);
-            return walked;
+    /// Pushes `event`; a full queue drops it, counted with its weight.
+    fn queue(&self, queue: &pcct_sampler::events::EventQueue, event: Event) -> bool {
+        let (kind, weight) = (event.kind, event.weight);
+        let pushed = queue.push(event);
+        if !pushed {
+            self.shared.counters.count_event(kind, &weight, false);
         }
-        Counters::add(&counters.event_walks_jvmti, 1);
-        self.jvmti.own_stack_trace(self.depth).ok()
+        pushed
+    }
+
+    /// The event, from the thread's own walk (its frames above those it
+    /// shares with the thread's previous event, when the sampler has that
+    /// one), else from JVMTI (whole). `None`: no stack (counted).
+    fn own_event(
+        &self,
+        own: &mut OwnEvents,
+        env: usize,
+        kind: EventKind,
+        class: jclass,
+        weight: pcct::Weight,
+    ) -> Option<Event> {
+        let Some(NewFrames { frames, truncated, shared }) = own.stack(env, self.depth) else {
+            own.unchain();
+            return self.jvmti_event(kind, class, weight).map(|event| Event { chain: own.chain(0), ..event });
+        };
+        Counters::add(&self.shared.counters.event_walks_vm, 1);
+        Counters::add(&self.shared.counters.event_frames_shared, shared as u64);
+        let chain = own.chain(shared as u32);
+        let class = self.class_name(class);
+        Some(Event { kind, tid: current_tid(), chain, frames, truncated, class, weight })
+    }
+
+    /// A whole event from JVMTI's `GetStackTrace` (pcct's walker was not
+    /// ready or stopped early); `None`, counted, if that failed too.
+    fn jvmti_event(&self, kind: EventKind, class: jclass, weight: pcct::Weight) -> Option<Event> {
+        Counters::add(&self.shared.counters.event_walks_jvmti, 1);
+        let Ok((frames, truncated)) = self.jvmti.own_stack_trace(self.depth) else {
+            self.shared.counters.count_event(kind, &weight, false);
+            return None;
+        };
+        let class = self.class_name(class);
+        Some(Event { kind, tid: current_tid(), chain: Chain::default(), frames, truncated, class, weight })
+    }
+
+    /// The class's name as Java writes it.
+    fn class_name(&self, class: jclass) -> Arc<str> {
+        if class.is_null() {
+            return Arc::from(UNKNOWN_CLASS);
+        }
+        let name = self.jvmti.class_signature(class).map_or_else(|_| UNKNOWN_CLASS.to_string(), |s| java_type_name(&s));
+        Arc::from(name)
+    }
+}
+
+/// An event's frames from the thread's own walk.
+struct NewFrames {
+    /// Leaf first, above the `shared` ones.
+    frames: Vec<(usize, i32)>,
+    /// The stack was deeper than `depth`.
+    truncated: bool,
+    /// Frames at the bottom the stream's previous event has too.
+    shared: usize,
+}
+
+/// What a thread's callbacks keep between its events: the walks of its
+/// own stack (`OwnWalks`: from the thread's last Java frame, reusing the
+/// frames that did not change since its previous event's walk, verified on
+/// the stack), its stream of events, and whether the sampler has the
+/// stack of the previous walk (then an event sends only the frames above
+/// those it shares with it). Measured on javac before chaining (a whole
+/// callback, CPU time): 155-162 µs with `GetStackTrace`, 126 with pcct's
+/// walker and no history, 90 with the history.
+struct OwnEvents {
+    walks: OwnWalks,
+    stream: Arc<EventStream>,
+    /// Events pushed to the sampler (the next one's number).
+    pushed: u32,
+    /// The previous walk made the stream's last pushed event, whole
+    /// enough to chain to (not truncated).
+    chained: bool,
+    /// This walk's event can be chained to (until it is known whether it
+    /// was pushed).
+    chainable: bool,
+}
+
+impl OwnEvents {
+    fn new(capacity: usize) -> OwnEvents {
+        OwnEvents {
+            walks: OwnWalks::new(capacity),
+            stream: EventStream::new(),
+            pushed: 0,
+            chained: false,
+            chainable: false,
+        }
+    }
+
+    /// The new frames (leaf first), whether the stack was deeper than
+    /// `depth`, and how many frames at its bottom the previous event of
+    /// the stream has too (0: the frames are the whole stack). `None`
+    /// when pcct's walker cannot walk it.
+    fn stack(&mut self, env: usize, depth: usize) -> Option<NewFrames> {
+        let walk = self.walks.walk(env)?;
+        let truncated = walk.full || walk.frames.len() > depth;
+        let kept = &walk.frames[..walk.frames.len().min(depth)];
+        // Whole when the sampler asked for it (it forgot the stream) or
+        // when this stack or the previous one was cut at `depth`.
+        let asked = self.stream.take_whole();
+        let shared = if self.chained && !asked && !truncated { walk.reused.min(kept.len()) } else { 0 };
+        let new = &kept[..kept.len() - shared];
+        self.chainable = !truncated;
+        Some(NewFrames {
+            frames: new.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect(),
+            truncated,
+            shared,
+        })
+    }
+
+    /// This event's place in the stream, sharing `shared` frames.
+    fn chain(&self, shared: u32) -> Chain {
+        let handle = (shared == 0).then(|| Arc::clone(&self.stream));
+        Chain { stream: self.stream.id(), handle, seq: self.pushed, shared }
+    }
+
+    /// The event was not made by the walker: the next one comes whole.
+    fn unchain(&mut self) {
+        self.chainable = false;
+    }
+
+    /// After the event of the last walk was pushed or dropped.
+    fn pushed(&mut self, pushed: bool) {
+        if pushed {
+            self.pushed = self.pushed.wrapping_add(1);
+        }
+        self.chained = pushed && self.chainable;
+        self.chainable = false;
     }
 }
 

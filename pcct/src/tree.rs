@@ -377,6 +377,29 @@ impl Pcct {
         recorded
     }
 
+    /// Records one event as [`Pcct::record_event`] does, to the same
+    /// context with the same weights, through `marks`: the marks of its
+    /// thread's previous *event* (Whaley's marked frames for a thread's
+    /// events, which share more of their stacks with each other than with
+    /// its samples), updated to this event. Marks of another tree or from
+    /// before a purge start from `near` (the thread's sample marks) when
+    /// those are current, else from the root.
+    pub fn record_event_marked(
+        &mut self,
+        marks: &mut Marks,
+        near: Option<&Marks>,
+        stack: &[Frame],
+        weight: Weight,
+    ) -> std::result::Result<Recorded, Dropped> {
+        if marks.token != self.token || !marks.rooted {
+            match near.filter(|near| near.token == self.token && near.rooted) {
+                Some(near) => marks.clone_from(near),
+                None => marks.clear(),
+            }
+        }
+        self.record(marks, stack, weight)
+    }
+
     /// Credits `weight` to the leaf of the thread's previous sample without
     /// walking (wall-clock mode, for a thread that has not run). Returns
     /// `false` when the marks are stale or empty.

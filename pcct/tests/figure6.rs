@@ -206,3 +206,33 @@ fn an_event_near_its_threads_marks_lands_where_it_would_from_the_root() {
     let recorded_again = tree.record(&mut marks, &deep, one()).unwrap();
     assert_eq!(recorded_again.new_frames, 0, "the thread's marks were not disturbed");
 }
+
+#[test]
+fn an_event_through_its_threads_event_marks_adds_only_its_new_frames() {
+    let mut methods = MethodTable::new();
+    let ids: Vec<MethodId> = (0..12).map(|i| methods.intern("Deep", &format!("f{i}"), "()V")).collect();
+    let bytes = methods.intern_type("byte[]");
+    let longs = methods.intern_type("long[]");
+    let f = Frame::new;
+    let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+    let (mut samples, mut events) = (Marks::new(), Marks::new());
+    let deep: Vec<Frame> = (0..12).map(|i| f(ids[i], 1)).collect();
+    tree.record(&mut samples, &deep, one()).unwrap();
+    // The first event starts from the thread's sample marks.
+    let first: Vec<Frame> = deep.iter().copied().chain([f(bytes, -1)]).collect();
+    let weight = pcct::Weight::allocation(512, 1);
+    let recorded = tree.record_event_marked(&mut events, Some(&samples), &first, weight).unwrap();
+    assert_eq!(recorded.new_frames, 1, "only byte[]");
+    // The next one from the first event's marks: the same deep stack, another class.
+    let second: Vec<Frame> = deep.iter().copied().chain([f(longs, -1)]).collect();
+    let recorded = tree.record_event_marked(&mut events, None, &second, weight).unwrap();
+    assert_eq!(recorded.new_frames, 1, "only long[]");
+    let from_root = tree.record_event(&second, weight).unwrap();
+    assert_eq!((from_root.leaf, from_root.created), (recorded.leaf, 0));
+    assert_eq!(tree.node_weight(recorded.leaf).alloc_bytes, 1024);
+    assert_eq!(tree.record(&mut samples, &deep, one()).unwrap().new_frames, 0, "the sample marks stay");
+    // After a purge both marks are stale: from the root.
+    tree.purge();
+    let recorded = tree.record_event_marked(&mut events, Some(&samples), &second, weight).unwrap();
+    assert_eq!(recorded.new_frames, 13);
+}

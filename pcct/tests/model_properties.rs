@@ -88,6 +88,9 @@ struct Step {
     event: Option<(usize, bool, u64)>,
 }
 
+/// Where a thread's event marks are kept, beside its sample marks.
+const EVENT_MARKS: usize = 1 << 20;
+
 /// Classes of events' leaves (interned after the methods).
 const CLASSES: usize = 2;
 
@@ -115,13 +118,19 @@ struct Sampled {
 
 impl Sampled {
     fn record(&self, tree: &mut Pcct, marks: &mut HashMap<usize, Marks>) -> Result<pcct::Recorded, pcct::Dropped> {
-        if self.event {
-            // From the thread's marks where it has any (as the sampler
-            // records them): the same tree as from the root.
+        if self.event && self.thread == 2 {
+            // From the thread's marks where it has any: the same tree as
+            // from the root.
             match marks.get(&self.thread) {
                 Some(near) => tree.record_event_near(near, &self.stack, self.weight),
                 None => tree.record_event(&self.stack, self.weight),
             }
+        } else if self.event {
+            // Through the thread's event marks (as the sampler records
+            // them), started from its sample marks: the same tree again.
+            let near = marks.get(&self.thread).cloned();
+            let events = marks.entry(self.thread + EVENT_MARKS).or_default();
+            tree.record_event_marked(events, near.as_ref(), &self.stack, self.weight)
         } else {
             tree.record(marks.entry(self.thread).or_default(), &self.stack, self.weight)
         }

@@ -344,6 +344,11 @@ counters! {
     /// Event stacks read by JVMTI's GetStackTrace (pcct's walker was not
     /// ready, or stopped early).
     event_walks_jvmti,
+    /// Frames of events walked by pcct's walker that the thread's previous
+    /// event had too, at the bottom of the stack: the callback neither
+    /// decoded nor sent them, and the sampler took their names and nodes
+    /// from that event's (`event_stacks`).
+    event_frames_shared,
     /// Bytes and objects the recorded allocations stand for (estimated,
     /// see `events::allocation_weight`).
     alloc_bytes_recorded,
@@ -354,12 +359,20 @@ counters! {
     /// of large weight, so they miss more than their share of the count.
     alloc_bytes_dropped,
     alloc_objects_dropped,
+    /// Events dropped because the stack of their thread's previous event,
+    /// which they share frames with, was not known (forgotten, or an event
+    /// missing in between): the thread's next event comes whole. Counted
+    /// among the dropped allocations and monitor waits too.
+    events_unchained,
     /// Contended monitor enters recorded in the profile (each one waited).
     monitor_waits_recorded,
     /// Contended monitor enters not recorded: the queue or the arena was full.
     monitor_waits_dropped,
     /// Nanoseconds the recorded monitor enters waited.
     lock_wait_ns_recorded,
+    /// Nanoseconds the sampler thread spent naming and recording events
+    /// (part of its CPU, `sampler_cpu_ns`).
+    event_record_ns,
 }
 
 impl Counters {

@@ -1,5 +1,6 @@
 //! Where the signal handler's time goes: processor cycles (`rdtsc`) spent
-//! in each part of the handler and of the walk, summed over the run, for
+//! in each part of the handler and of the walk, summed over the run (and
+//! the event callbacks' CPU time, on their threads' CPU clocks), for
 //! the breakdowns in BENCHMARKS.md ("The handler with the thread's own
 //! timer, against the agent of the day" and "Two caches for the handler's
 //! misses").
@@ -66,6 +67,13 @@ named! {
     TopScopes = "top_scopes_cycles",
     /// Of its scopes' jmethodIDs.
     TopMethodIds = "top_method_id_cycles",
+    /// Event callbacks that built an event (walked a stack).
+    EventCallbacks = "event_callbacks",
+    /// Their CPU time on their threads, in nanoseconds (the thread's CPU
+    /// clock, a system call on each side: not in a build that ships, where
+    /// a system call on a Java thread is where a pending sampling signal
+    /// is taken).
+    EventCpuNs = "event_cpu_ns",
 }
 
 named! {
@@ -92,6 +100,17 @@ pub fn now() -> u64 {
     #[cfg(feature = "cycles")]
     {
         crate::tsc::now()
+    }
+    #[cfg(not(feature = "cycles"))]
+    0
+}
+
+/// The calling thread's CPU clock in nanoseconds (0 without the feature).
+#[inline(always)]
+pub fn thread_cpu_ns() -> u64 {
+    #[cfg(feature = "cycles")]
+    {
+        crate::slots::current_thread_cpu_ns()
     }
     #[cfg(not(feature = "cycles"))]
     0

@@ -41,7 +41,8 @@
 //! times more: the probability above becomes `q * p`, and the estimate
 //! stays unbiased while the cost per second stays bounded.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 use pcct::Weight;
@@ -62,15 +63,78 @@ pub struct Event {
     /// The thread it happened on (Linux thread id): the sampler records
     /// the event near that thread's marks.
     pub tid: i32,
+    /// Its place in its thread's stream of events: which of its frames
+    /// are the thread's previous event's.
+    pub chain: Chain,
     /// (jmethodID, bytecode index), leaf first, as JVMTI's GetStackTrace
     /// gives them: the leaf's index is the allocation or monitor enter.
+    /// Only the frames above the `chain.shared` bottom ones.
     pub frames: Vec<(usize, i32)>,
     /// Whether the stack was deeper than the frames kept.
     pub truncated: bool,
     /// The class, as Java writes it (`byte[]`, `java.lang.Object`).
-    pub class: String,
+    pub class: Arc<str>,
     /// What the event stands for (event resources only).
     pub weight: Weight,
+}
+
+/// Where an event stands in its thread's stream of events
+/// (`event_stacks`): a *whole* event (`shared == 0`) carries every frame,
+/// a *chained* one only those above the `shared` frames at the bottom of
+/// the stack that it has in common with the stream's previous event.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Chain {
+    /// The stream ([`EventStream::id`]); 0: none (a whole event the
+    /// sampler remembers for nothing).
+    pub stream: u64,
+    /// The stream itself, on whole events: how the sampler asks the
+    /// callbacks for a whole event, and sees that the thread ended.
+    pub handle: Option<Arc<EventStream>>,
+    /// The event's number in its stream (a chained event must follow the
+    /// one before it).
+    pub seq: u32,
+    /// Frames at the bottom of the stack shared with the previous event.
+    pub shared: u32,
+}
+
+/// A thread's stream of events, held by its callbacks (a thread-local)
+/// and by the sampler, which asks through it for the next event to come
+/// whole (it forgot the stream's previous stack, or an event went
+/// missing). Once the thread ended only the sampler holds it.
+#[derive(Debug)]
+pub struct EventStream {
+    id: u64,
+    whole_next: AtomicBool,
+}
+
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+
+/// Streams are the same when their ids are.
+impl PartialEq for EventStream {
+    fn eq(&self, other: &EventStream) -> bool {
+        self.id == other.id
+    }
+}
+
+impl EventStream {
+    pub fn new() -> Arc<EventStream> {
+        Arc::new(EventStream { id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed), whole_next: AtomicBool::new(false) })
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Asks the callbacks for a whole event next (the sampler).
+    pub fn ask_whole(&self) {
+        self.whole_next.store(true, Ordering::Release);
+    }
+
+    /// Whether the next event must be whole, forgetting the request (the
+    /// callback).
+    pub fn take_whole(&self) -> bool {
+        self.whole_next.load(Ordering::Acquire) && self.whole_next.swap(false, Ordering::AcqRel)
+    }
 }
 
 /// Events waiting for the sampler. Pushes come from any thread and never
@@ -413,9 +477,10 @@ mod tests {
         let event = |kind| Event {
             kind,
             tid: 1,
+            chain: Chain::default(),
             frames: vec![(1, 2)],
             truncated: false,
-            class: "byte[]".to_string(),
+            class: "byte[]".into(),
             weight: Weight::allocation(1, 1),
         };
         assert!(queue.push(event(EventKind::Allocation)));

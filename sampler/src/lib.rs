@@ -19,6 +19,8 @@
 //!   recent samples, run-time control).
 //! - [`events`]: allocations and monitor waits the agent's JVMTI callbacks
 //!   report, queued (lock-free, bounded) for the sampler to record.
+//! - [`event_stacks`]: each thread's previous event stack, so an event
+//!   carries only the frames new since then.
 //! - [`heap`]: the counting allocator the agent library installs, so pcct
 //!   can say how much heap it holds.
 //!
@@ -38,6 +40,7 @@ pub mod counters;
 pub mod cpu_timer;
 pub mod cycles;
 mod error;
+pub mod event_stacks;
 pub mod events;
 pub mod handler;
 pub mod heap;

@@ -45,6 +45,7 @@ use crate::agct::AgctError;
 use crate::config::{Mode, TimerSource};
 use crate::counters::Counters;
 use crate::cpu_timer::ThreadTimer;
+use crate::event_stacks::EventStacks;
 use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
@@ -181,7 +182,12 @@ pub struct Sampler<'r> {
     /// Events taken from the queue, waiting to be recorded.
     events: Vec<Event>,
     /// Event classes interned in the profile's method table, by name.
-    classes: HashMap<String, MethodId>,
+    classes: HashMap<Arc<str>, MethodId>,
+    /// Each thread's previous event stack (chained events carry the rest).
+    event_stacks: EventStacks,
+    /// How many times the method table started over (names of an older
+    /// table are not used).
+    methods_epoch: u64,
     /// (tid, slot) of the threads known at this tick's events, by tid: an
     /// event is recorded near its thread's marks.
     event_threads: Vec<(i32, usize)>,
@@ -203,6 +209,21 @@ fn counters_add(counter: &std::sync::atomic::AtomicU64, value: u64) {
     Counters::add(counter, value);
 }
 
+/// Ticks between two looks for the event streams of ended threads.
+const FORGET_STREAMS_EVERY: u64 = 64;
+
+/// An event's stack as the tree records it: `named` (root first; its leaf-
+/// most `depth` frames, under `[truncated]` when it was deeper), then its
+/// `class`.
+fn fill_event_stack(stack: &mut Vec<Frame>, named: &[Frame], truncated: bool, depth: usize, class: MethodId) {
+    stack.clear();
+    if truncated || named.len() > depth {
+        stack.push(Frame::new(Builtin::Truncated.id(), NO_BCI));
+    }
+    stack.extend_from_slice(&named[named.len().saturating_sub(depth)..]);
+    stack.push(Frame::new(class, NO_BCI));
+}
+
 impl<'r> Sampler<'r> {
     pub fn new(shared: Arc<Shared>, registry: Arc<Registry>, resolver: &'r mut dyn MethodResolver) -> Sampler<'r> {
         let depth = shared.config.depth;
@@ -216,6 +237,8 @@ impl<'r> Sampler<'r> {
             pending: Vec::new(),
             events: Vec::new(),
             classes: HashMap::new(),
+            event_stacks: EventStacks::default(),
+            methods_epoch: 0,
             event_threads: Vec::new(),
             scratch_stack: Vec::with_capacity(depth + 1),
             scratch_marks: Marks::new(),
@@ -427,18 +450,33 @@ impl<'r> Sampler<'r> {
         self.pseudo.clear();
         self.classes.clear();
         self.cache.clear();
+        self.methods_epoch += 1;
         self.shared.recent.lock().clear();
         counters_add(&self.shared.counters.method_table_resets, 1);
         self.resolve_new_methods();
+        // Chained events take their shared frames' names from the
+        // previous event's stack: those are named again too.
+        for &(method_id, _) in self.event_stacks.raw_frames() {
+            self.cache.resolve_if_new(method_id, self.resolver);
+        }
     }
 
     /// Names the method ids of the waiting samples' and events' frames
     /// that the cache does not know (no lock held).
     fn resolve_new_methods(&mut self) {
-        let samples = self.pending.iter().flat_map(|sample| &sample.frames);
-        let events = self.events.iter().flat_map(|event| &event.frames);
-        for &(method_id, _) in samples.chain(events) {
-            self.cache.resolve_if_new(method_id, self.resolver);
+        for sample in &self.pending {
+            for &(method_id, _) in &sample.frames {
+                self.cache.resolve_if_new(method_id, self.resolver);
+            }
+        }
+        let started = crate::slots::current_thread_cpu_ns();
+        for event in &self.events {
+            for &(method_id, _) in &event.frames {
+                self.cache.resolve_if_new(method_id, self.resolver);
+            }
+        }
+        if !self.events.is_empty() {
+            counters_add(&self.shared.counters.event_record_ns, crate::slots::current_thread_cpu_ns() - started);
         }
     }
 
@@ -462,6 +500,7 @@ impl<'r> Sampler<'r> {
     /// `depth`), its class on top, recorded whole, near the marks of its
     /// thread's last sample (which stay as they are).
     fn record_events(&mut self, profile: &mut crate::shared::Profile) {
+        let started = crate::slots::current_thread_cpu_ns();
         let events = std::mem::take(&mut self.events);
         let depth = self.shared.config.depth;
         if !events.is_empty() {
@@ -475,34 +514,64 @@ impl<'r> Sampler<'r> {
             self.event_threads.sort_unstable();
         }
         for event in &events {
-            self.scratch_stack.clear();
-            if event.truncated || event.frames.len() > depth {
-                self.scratch_stack.push(Frame::new(Builtin::Truncated.id(), NO_BCI));
-            }
-            for &(method_id, bci) in event.frames.iter().take(depth).rev() {
-                let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
-                self.scratch_stack.push(Frame::new(method, bci));
-            }
-            let class = match self.classes.get(&event.class) {
-                Some(&class) => class,
+            let class = self.class_of(profile, &event.class);
+            let slot = self.event_threads.binary_search_by_key(&event.tid, |&(tid, _)| tid).ok();
+            let near = slot.and_then(|index| self.threads[self.event_threads[index].1].as_ref()).map(|t| &t.marks);
+            let recorded = match self.event_stacks.apply(
+                &event.chain,
+                &event.frames,
+                event.truncated,
+                self.methods_epoch,
+                self.tick,
+            ) {
+                // Chained to its thread's previous event: only the new
+                // frames are named, and found from that event's marks.
+                Some(Ok(applied)) => {
+                    let start = applied.named.len();
+                    let names = applied.raw[start..].iter().map(|&(method_id, bci)| {
+                        Frame::new(self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id()), bci)
+                    });
+                    applied.named.extend(names);
+                    fill_event_stack(&mut self.scratch_stack, applied.named, event.truncated, depth, class);
+                    profile.tree.record_event_marked(applied.marks, near, &self.scratch_stack, event.weight).is_ok()
+                }
+                Some(Err(_)) => {
+                    counters_add(&self.shared.counters.events_unchained, 1);
+                    false
+                }
                 None => {
-                    let class = Arc::make_mut(&mut profile.methods).intern_type(&event.class);
-                    self.classes.insert(event.class.clone(), class);
-                    class
+                    self.scratch_stack.clear();
+                    let names = event.frames.iter().rev().map(|&(method_id, bci)| {
+                        Frame::new(self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id()), bci)
+                    });
+                    self.scratch_stack.extend(names);
+                    let named = std::mem::take(&mut self.scratch_stack);
+                    fill_event_stack(&mut self.scratch_stack, &named, event.truncated, depth, class);
+                    let recorded = match near {
+                        Some(near) => profile.tree.record_event_near(near, &self.scratch_stack, event.weight),
+                        None => profile.tree.record_event(&self.scratch_stack, event.weight),
+                    };
+                    recorded.is_ok()
                 }
             };
-            self.scratch_stack.push(Frame::new(class, NO_BCI));
-            let slot = self.event_threads.binary_search_by_key(&event.tid, |&(tid, _)| tid).ok();
-            let near = slot.and_then(|index| self.threads[self.event_threads[index].1].as_ref());
-            let recorded = match near {
-                Some(thread) => profile.tree.record_event_near(&thread.marks, &self.scratch_stack, event.weight),
-                None => profile.tree.record_event(&self.scratch_stack, event.weight),
-            }
-            .is_ok();
             self.shared.counters.count_event(event.kind, &event.weight, recorded);
+        }
+        if self.tick.is_multiple_of(FORGET_STREAMS_EVERY) {
+            self.event_stacks.forget_ended(self.tick);
         }
         self.events = events;
         self.events.clear();
+        counters_add(&self.shared.counters.event_record_ns, crate::slots::current_thread_cpu_ns() - started);
+    }
+
+    /// The interned method of an event's class (a method of kind `type`).
+    fn class_of(&mut self, profile: &mut crate::shared::Profile, name: &Arc<str>) -> MethodId {
+        if let Some(&class) = self.classes.get(name) {
+            return class;
+        }
+        let class = Arc::make_mut(&mut profile.methods).intern_type(name);
+        self.classes.insert(Arc::clone(name), class);
+        class
     }
 
     /// Step 2: copy READY results, free retired slots, withdraw lost requests.
@@ -1322,9 +1391,10 @@ mod tests {
         let event = |kind, class: &str, weight| crate::events::Event {
             kind,
             tid: 1,
+            chain: crate::events::Chain::default(),
             frames: vec![(LOOP, 12), (MAIN, 7)],
             truncated: false,
-            class: class.to_string(),
+            class: class.into(),
             weight,
         };
         sampler.pending = vec![walked(&[LOOP, MAIN], Walker::Vm, None)];
@@ -1354,6 +1424,70 @@ mod tests {
         assert_eq!((counters.monitor_waits_recorded, counters.lock_wait_ns_recorded), (1, 5_000));
         drop(profile);
         registry.retire_key(key.expect("registered"));
+    }
+
+    #[test]
+    fn chained_events_are_recorded_with_their_whole_stacks_and_a_gap_drops_until_a_whole_one() {
+        use crate::events::{Chain, EventStream};
+        const MAIN: usize = 0x10;
+        const DEEP: usize = 0x20;
+        const LEAF: usize = 0x30;
+        const OTHER: usize = 0x40;
+        let config = crate::SamplerConfig { event_capacity: 8, ..crate::SamplerConfig::default() };
+        let shared = Arc::new(Shared::new(config).expect("shared"));
+        let registry = Arc::new(Registry::new(DEPTH));
+        let mut names = FakeNames;
+        let mut sampler = Sampler::new(Arc::clone(&shared), Arc::clone(&registry), &mut names);
+        let queue = shared.events.as_ref().expect("a queue");
+        let stream = EventStream::new();
+        let event = |seq, shared_frames: u32, frames: Vec<(usize, i32)>| crate::events::Event {
+            kind: EventKind::Allocation,
+            tid: 1,
+            chain: Chain {
+                stream: stream.id(),
+                handle: (shared_frames == 0).then(|| Arc::clone(&stream)),
+                seq,
+                shared: shared_frames,
+            },
+            frames,
+            truncated: false,
+            class: "byte[]".into(),
+            weight: Weight::allocation(100, 1),
+        };
+        // main -> deep -> leaf, whole; then the same with leaf at another
+        // bci and main -> deep -> other, chained (two and one frames shared).
+        assert!(queue.push(event(0, 0, vec![(LEAF, 3), (DEEP, 2), (MAIN, 1)])));
+        assert!(queue.push(event(1, 2, vec![(LEAF, 4)])));
+        assert!(queue.push(event(2, 2, vec![(OTHER, 5)])));
+        // Event 3 went missing: 4 is dropped and the stream asked for a whole one.
+        assert!(queue.push(event(4, 2, vec![(LEAF, 6)])));
+        sampler.record_pending(Duration::from_secs(1), now_ns());
+        assert!(stream.take_whole());
+        assert!(queue.push(event(5, 0, vec![(OTHER, 7), (DEEP, 2), (MAIN, 1)])));
+        sampler.record_pending(Duration::from_secs(1), now_ns());
+
+        let profile = shared.profile.lock();
+        let tree = &profile.tree;
+        let name = |node: NodeId| profile.methods.display_name(tree.method(node));
+        let mut sites: Vec<(Vec<String>, i32, u64)> = tree
+            .nodes()
+            .filter(|&node| name(node) == "byte[]")
+            .map(|node| {
+                let path = tree.path(node).into_iter().map(name).collect();
+                (path, tree.call_site(node), tree.node_weight(node).alloc_bytes)
+            })
+            .collect();
+        sites.sort();
+        let path = |leaf: usize| {
+            vec![format!("Fake.m{MAIN:x}"), format!("Fake.m{DEEP:x}"), format!("Fake.m{leaf:x}"), "byte[]".to_string()]
+        };
+        assert_eq!(
+            sites,
+            [(path(LEAF), 3, 100), (path(LEAF), 4, 100), (path(OTHER), 5, 100), (path(OTHER), 7, 100)],
+            "every event under its whole stack, through its leaf's bci"
+        );
+        let counters = shared.counters.snapshot();
+        assert_eq!((counters.allocations_recorded, counters.allocations_dropped, counters.events_unchained), (4, 1, 1));
     }
 
     #[test]

@@ -178,11 +178,14 @@ impl OwnWalks {
     }
 
     /// Walks the calling thread's Java frames; `env` is its JNIEnv. The
-    /// frames (leaf first) and whether the buffer filled (the stack may go
-    /// on); `None` when the walker is not ready, `env` is not this
-    /// thread's, the thread runs Java code, or the walk stopped early: the
-    /// caller then asks JVMTI (`GetStackTrace`).
-    pub fn walk(&mut self, env: usize) -> Option<(&[CallFrame], bool)> {
+    /// frames (leaf first), whether the buffer filled (the stack may go
+    /// on), and how many frames at the bottom are the previous walk's
+    /// (verified unchanged on the stack, copied, not decoded); `None` when
+    /// the walker is not ready, `env` is not this thread's, the thread
+    /// runs Java code, or the walk stopped early: the caller then asks
+    /// JVMTI (`GetStackTrace`). Whatever the answer, the next walk reuses
+    /// only what this one saw.
+    pub fn walk(&mut self, env: usize) -> Option<OwnWalk<'_>> {
         let vm = vm()?;
         let thread = vm.java_thread_on(env, crate::slots::current_tid())?;
         if walker::runs_java(&VmMemory, &vm.layout, thread)? {
@@ -194,11 +197,27 @@ impl OwnWalks {
         self.history.finish(&walk, half);
         let frames = &self.buffer[half * self.capacity..][..walk.frames];
         match walk.ending {
-            walker::Ending::Complete => Some((frames, false)),
-            walker::Ending::Full => Some((frames, true)),
+            walker::Ending::Complete => Some(OwnWalk { frames, full: false, reused: walk.reused }),
+            walker::Ending::Full => Some(OwnWalk { frames, full: true, reused: walk.reused }),
             walker::Ending::Broken(_) => None,
         }
     }
+
+    /// Forgets the previous walk: the next one decodes every frame (its
+    /// frames' `reused` is 0).
+    pub fn forget(&mut self) {
+        self.history.forget();
+    }
+}
+
+/// One walk of [`OwnWalks`].
+pub struct OwnWalk<'a> {
+    /// Leaf first.
+    pub frames: &'a [CallFrame],
+    /// The buffer filled: the stack may go on.
+    pub full: bool,
+    /// Frames at the bottom copied from the previous walk.
+    pub reused: usize,
 }
 
 #[cfg(test)]
