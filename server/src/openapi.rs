@@ -86,6 +86,16 @@ const MIN_SHARE_0: Param = Param {
     doc: "leave out subtrees under this share of the total",
 };
 
+/// The JIT routes' parameters (advice and directives take the same).
+const JIT_PARAMS: [Param; 2] = [
+    LIMIT,
+    Param {
+        name: "min_share",
+        kind: Kind::Number { min: 0.0, max: 1.0, default: 0.01 },
+        doc: "leave out edges under this share",
+    },
+];
+
 /// Every route the server answers.
 pub const ROUTES: &[Route] = &[
     Route {
@@ -353,14 +363,7 @@ pub const ROUTES: &[Route] = &[
         path: "/api/jit/advice",
         summary: "Hot calls HotSpot did not inline, ranked, with an action and why",
         access: Access::Read,
-        params: &[
-            LIMIT,
-            Param {
-                name: "min_share",
-                kind: Kind::Number { min: 0.0, max: 1.0, default: 0.01 },
-                doc: "leave out edges under this share",
-            },
-        ],
+        params: &JIT_PARAMS,
         body: None,
         answers: JSON,
     },
@@ -369,14 +372,7 @@ pub const ROUTES: &[Route] = &[
         path: "/api/jit/directives",
         summary: "A HotSpot compiler directives file that inlines the advised calls",
         access: Access::Read,
-        params: &[
-            LIMIT,
-            Param {
-                name: "min_share",
-                kind: Kind::Number { min: 0.0, max: 1.0, default: 0.01 },
-                doc: "leave out edges under this share",
-            },
-        ],
+        params: &JIT_PARAMS,
         body: None,
         answers: JSON,
     },
