@@ -100,9 +100,18 @@ pub fn directives(edges: &[EdgeAdvice]) -> Vec<Directive> {
     directives
 }
 
-/// The directives file's text (a JSON array; `[]` when there is nothing to ask).
+/// The method pattern of the directive an empty file holds: a class no
+/// program has (`pcct` is no package a JVM loads), so it matches nothing.
+pub const NOTHING_TO_ASK: &str = "pcct/NoAdvice.none()V";
+
+/// The directives file's text, a JSON array. With nothing to ask it holds
+/// one directive that matches no method and asks nothing: HotSpot refuses
+/// a file without directives (`No directives in file`, and then the JVM
+/// does not start), so `[]` is never written.
 pub fn render(directives: &[Directive]) -> String {
-    let mut text = serde_json::to_string_pretty(directives).expect("directives serialise");
+    let nothing = [Directive { matches: vec![NOTHING_TO_ASK.to_string()], c2: C2Options { inline: Vec::new() } }];
+    let shown = if directives.is_empty() { &nothing[..] } else { directives };
+    let mut text = serde_json::to_string_pretty(shown).expect("directives serialise");
     text.push('\n');
     text
 }
@@ -194,7 +203,8 @@ mod tests {
             ])
         );
         assert_eq!(classes_to_recompile(&edges), vec!["p.Main".to_string()]);
-        assert_eq!(render(&[]), "[]\n");
+        let empty: serde_json::Value = serde_json::from_str(&render(&[])).unwrap();
+        assert_eq!(empty, serde_json::json!([{"match": [NOTHING_TO_ASK], "c2": {"inline": []}}]));
         assert_eq!(to_inline(&edges, 2).len(), 2);
         assert!(to_inline(&edges, 10).iter().all(|edge| edge.action == Action::Inline));
     }

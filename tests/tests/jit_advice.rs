@@ -193,6 +193,35 @@ per_jdk! {
     }
 }
 
+per_jdk! {
+    /// With nothing to advise (no edge reaches `min_share=1`), the
+    /// directives answer is still a file HotSpot loads, at start-up and
+    /// live: a file without directives stops a JVM from starting.
+    fn an_answer_with_nothing_to_advise_loads_into_hotspot(jdk) {
+        let fixture = Fixture::new("jit-directives-none");
+        let served = start(jdk, &fixture, "interval=1ms");
+        let answer = served.client.get("/api/jit/directives?min_share=1").expect("directives");
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let text = answer.text();
+        let directives: Value = serde_json::from_str(&text).expect("directives are JSON");
+        let asks = directives.as_array().expect("an array").iter().any(|d| d["c2"]["inline"].as_array().is_some_and(|i| !i.is_empty()));
+        assert!(!asks, "directives that ask for something with nothing advised: {text}");
+        let file = fixture.path("none.json");
+        std::fs::write(&file, &text).expect("write the directives");
+        let at_start_up = Command::new(jdk.java())
+            .arg("-XX:+UnlockDiagnosticVMOptions")
+            .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
+            .arg("-version")
+            .output()
+            .expect("java runs");
+        assert!(at_start_up.status.success(), "java refused the empty answer: {}\n{text}", report(&at_start_up));
+        let added = jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_add"), file.as_os_str()], fixture.dir(), COMPILED);
+        assert!(added.stdout.contains("1 compiler directives added"), "{}", added.report());
+        jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_remove")], fixture.dir(), COMPILED);
+        finish(served, &fixture);
+    }
+}
+
 /// `jcmd <pid> Compiler.<command> [file]`, which must succeed.
 fn directives_jcmd(jdk: &Jdk, served: &Served, fixture: &Fixture, command: &str, file: Option<&Path>) -> String {
     let mut arguments = vec![OsStr::new(command)];
