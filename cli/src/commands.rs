@@ -12,7 +12,6 @@ use pcct::Metric;
 
 use crate::{input, locate, summary};
 
-#[derive(Debug)]
 pub(crate) enum Failure {
     Usage(String),
     Failed(String),
