@@ -21,10 +21,8 @@ use serde_json::{json, Map, Value};
 pub enum Access {
     /// No token ever (`/healthz`, the login form).
     Public,
-    /// The read-only token or the control token.
-    Read,
-    /// The control token only.
-    Control,
+    /// With `token=` set, the token (or the session cookie of `/login`).
+    Token,
 }
 
 /// What a query parameter takes.
@@ -102,7 +100,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/",
         summary: "The live page",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: HTML,
@@ -138,7 +136,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/logout",
         summary: "End the session",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: HTML,
@@ -147,7 +145,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/metrics",
         summary: "Prometheus text exposition (docs/metrics.md)",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: TEXT,
@@ -156,7 +154,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/flamegraph.svg",
         summary: "A flame graph rendered by inferno, with its search and zoom",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             Param { name: "title", kind: Kind::Text { max_chars: 200 }, doc: "the graph's title" },
             Param {
@@ -184,7 +182,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/status",
         summary: "Options in force, JVM and agent, counters, profile size, walker and JIT state",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: JSON,
@@ -193,7 +191,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-methods",
         summary: "Methods ranked by self or total weight, with their shares",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             LIMIT,
             Param {
@@ -210,7 +208,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-edges",
         summary: "Hot call edges: caller, call site, callee, share, and what the JIT made of the call",
-        access: Access::Read,
+        access: Access::Token,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -219,7 +217,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-nodes",
         summary: "The hottest calling contexts with their full paths",
-        access: Access::Read,
+        access: Access::Token,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -228,7 +226,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/sites",
         summary: "Allocation and monitor sites: (type or monitor class, context) ranked by the resource",
-        access: Access::Read,
+        access: Access::Token,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -237,7 +235,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/tree",
         summary: "The subtrees under the contexts matching a path, nested and pruned",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             Param {
                 name: "path",
@@ -268,7 +266,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/samples",
         summary: "Recent raw samples, paged by sequence number",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             Param {
                 name: "since",
@@ -294,7 +292,7 @@ pub const ROUTES: &[Route] = &[
         path: "/api/reports/{kind}",
         summary:
             "Arcflow's xtree, xarc and xprof reports and HPROF's sites table, as text (kind: xtree, xarc, xprof, sites)",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             Param {
                 name: "min_share",
@@ -310,7 +308,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/collapsed",
         summary: "Collapsed stacks: `frame;frame value` lines",
-        access: Access::Read,
+        access: Access::Token,
         params: &[MIN_SHARE_0, RESOURCE],
         body: None,
         answers: TEXT,
@@ -319,7 +317,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/pprof",
         summary: "The profile since its last purge as gzipped pprof, every resource a sample type",
-        access: Access::Read,
+        access: Access::Token,
         params: &[Param { name: "metric", kind: Kind::Resource, doc: "the default sample type" }, MIN_SHARE_0],
         body: None,
         answers: "application/octet-stream",
@@ -328,7 +326,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/debug/pprof/profile",
         summary: "Waits, then answers the pprof of that window only",
-        access: Access::Read,
+        access: Access::Token,
         params: &[
             Param {
                 name: "seconds",
@@ -344,7 +342,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/purge",
         summary: "Clears the profile",
-        access: Access::Control,
+        access: Access::Token,
         params: &[],
         body: Some("empty"),
         answers: JSON,
@@ -353,7 +351,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/sampling",
         summary: "Pauses or resumes, changes the interval or the mode",
-        access: Access::Control,
+        access: Access::Token,
         params: &[],
         body: Some("`running` (boolean), `interval` (100us..1s, e.g. \"1ms\"), `mode` (cpu or wall); any of them"),
         answers: JSON,
@@ -362,7 +360,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/jit/advice",
         summary: "Hot calls HotSpot did not inline, ranked, with an action and why",
-        access: Access::Read,
+        access: Access::Token,
         params: &JIT_PARAMS,
         body: None,
         answers: JSON,
@@ -371,7 +369,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/jit/directives",
         summary: "A HotSpot compiler directives file that inlines the advised calls",
-        access: Access::Read,
+        access: Access::Token,
         params: &JIT_PARAMS,
         body: None,
         answers: JSON,
@@ -380,7 +378,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/jit/recompile",
         summary: "Retransforms classes the advice names, so HotSpot compiles them again under the directives",
-        access: Access::Control,
+        access: Access::Token,
         params: &[],
         body: Some("`classes`: the class names (1..100)"),
         answers: JSON,
@@ -389,7 +387,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/docs/{page}",
         summary: "This build's documentation as HTML (readme, benchmarks, architecture, and each page of docs/)",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: HTML,
@@ -398,7 +396,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/openapi.json",
         summary: "This document",
-        access: Access::Read,
+        access: Access::Token,
         params: &[],
         body: None,
         answers: JSON,
@@ -422,7 +420,7 @@ pub fn document() -> Value {
         "paths": Value::Object(paths),
         "components": {
             "securitySchemes": {
-                "token": { "type": "http", "scheme": "bearer", "description": "the read-only token (`read_token=`) or the control token (`token=`); or the session cookie of /login" },
+                "token": { "type": "http", "scheme": "bearer", "description": "the agent's token (`token=` or `token_file=`), when one is set; or the session cookie of /login" },
             },
             "schemas": {
                 "Error": {
@@ -447,9 +445,6 @@ fn operation(route: &Route) -> Value {
         .insert("400".into(), json!({ "description": "a bad parameter or body", "content": error["content"].clone() }));
     if route.access != Access::Public {
         responses.insert("401".into(), json!({ "description": "a token or session is needed" }));
-    }
-    if route.access == Access::Control {
-        responses.insert("403".into(), json!({ "description": "the read-only token cannot change the JVM" }));
     }
     let mut operation = json!({
         "summary": route.summary,
@@ -511,15 +506,11 @@ mod tests {
             }
         }
         assert_eq!(document["paths"]["/api/reports/{kind}"]["get"]["parameters"][2]["in"], "path");
-        // The roles as `auth` gives them: the login form is public, so is
-        // /healthz; GET and POST /logout read; any other POST controls.
+        // As `auth` has it: with a token, every route but /healthz and the
+        // login form needs it.
         for route in ROUTES {
-            let expected = match (route.method, route.path) {
-                (_, "/healthz") | (_, "/login") => Access::Public,
-                ("get", _) | ("post", "/logout") => Access::Read,
-                _ => Access::Control,
-            };
-            assert_eq!(route.access, expected, "{} {}", route.method, route.path);
+            let public = matches!(route.path, "/healthz" | "/login");
+            assert_eq!(route.access == Access::Public, public, "{} {}", route.method, route.path);
         }
         assert!(resource_names().contains(&"alloc_bytes") && resource_names().contains(&"cpu"));
     }
