@@ -35,7 +35,7 @@ use std::time::Duration;
 use pcct::export::json::JsonNode;
 use pcct::MethodKind;
 use pcct_tests::stress::{profile_json, sampler_counter};
-use pcct_tests::{per_jdk, per_jdk_and_11, Fixture, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::{per_jdk, Fixture, Jvm, Profile, QUIET_HTTP};
 
 const CLASS: &str = "AllocTruth";
 const MEGABYTES: u64 = 1024;
@@ -65,7 +65,7 @@ fn site<'p>(profile: &'p Profile, class: &str, path: &[&str]) -> Option<&'p Json
     })
 }
 
-per_jdk_and_11! {
+per_jdk! {
     fn allocated_bytes_by_site_and_type(jdk) {
         check_split(jdk, MEGABYTES, INTERVAL_KIB, "off");
     }
