@@ -168,22 +168,7 @@ per_jdk! {
             found
         })
         .unwrap_or_else(|| panic!("no directive inlines {callee} within {COMPILED:?}: {last}\n{:#}", client.get_json("/api/jit/advice")));
-        let file = fixture.path("directives.json");
-        std::fs::write(&file, &last).expect("write the directives");
-
-        let at_start_up = Command::new(jdk.java())
-            .arg("-XX:+UnlockDiagnosticVMOptions")
-            .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
-            .arg("-version")
-            .output()
-            .expect("java runs");
-        assert!(at_start_up.status.success(), "java refused the directives: {}", report(&at_start_up));
-        let count = serde_json::from_str::<Value>(&last).expect("JSON").as_array().map_or(0, Vec::len);
-        let added = jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_add"), file.as_os_str()], fixture.dir(), COMPILED);
-        assert!(added.stdout.contains(&format!("{count} compiler directives added")), "{}", added.report());
-        for _ in 0..count {
-            jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_remove")], fixture.dir(), COMPILED);
-        }
+        assert_hotspot_loads(jdk, &served, &fixture, &last);
         finish(served, &fixture);
     }
 }
@@ -201,19 +186,37 @@ per_jdk! {
         let directives: Value = serde_json::from_str(&text).expect("directives are JSON");
         let asks = directives.as_array().expect("an array").iter().any(|d| d["c2"]["inline"].as_array().is_some_and(|i| !i.is_empty()));
         assert!(!asks, "directives that ask for something with nothing advised: {text}");
-        let file = fixture.path("none.json");
-        std::fs::write(&file, &text).expect("write the directives");
-        let at_start_up = Command::new(jdk.java())
-            .arg("-XX:+UnlockDiagnosticVMOptions")
-            .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
-            .arg("-version")
-            .output()
-            .expect("java runs");
-        assert!(at_start_up.status.success(), "java refused the empty answer: {}\n{text}", report(&at_start_up));
-        let added = jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_add"), file.as_os_str()], fixture.dir(), COMPILED);
-        assert!(added.stdout.contains("1 compiler directives added"), "{}", added.report());
-        jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_remove")], fixture.dir(), COMPILED);
+        assert_eq!(directives.as_array().map(Vec::len), Some(1), "{text}");
+        assert_hotspot_loads(jdk, &served, &fixture, &text);
         finish(served, &fixture);
+    }
+}
+
+/// The directives file `text` loads into HotSpot at start-up
+/// (`-XX:CompilerDirectivesFile`) and live into the served JVM (`jcmd
+/// Compiler.directives_add`, each directive counted), which then drops
+/// them again.
+fn assert_hotspot_loads(jdk: &Jdk, served: &Served, fixture: &Fixture, text: &str) {
+    let file = fixture.path("directives.json");
+    std::fs::write(&file, text).expect("write the directives");
+    let at_start_up = Command::new(jdk.java())
+        .arg("-XX:+UnlockDiagnosticVMOptions")
+        .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
+        .arg("-version")
+        .output()
+        .expect("java runs");
+    assert!(at_start_up.status.success(), "java refused the directives: {}\n{text}", report(&at_start_up));
+    let count = serde_json::from_str::<Value>(text).expect("JSON").as_array().map_or(0, Vec::len);
+    let added = jcmd(
+        jdk,
+        served.jvm.pid(),
+        &[OsStr::new("Compiler.directives_add"), file.as_os_str()],
+        fixture.dir(),
+        COMPILED,
+    );
+    assert!(added.stdout.contains(&format!("{count} compiler directives added")), "{}", added.report());
+    for _ in 0..count {
+        jcmd(jdk, served.jvm.pid(), &[OsStr::new("Compiler.directives_remove")], fixture.dir(), COMPILED);
     }
 }
 
