@@ -132,7 +132,8 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     let mut capabilities = jvmtiCapabilities::default();
     capabilities.set_can_get_line_numbers(potential.can_get_line_numbers());
     capabilities.set_can_get_source_file_name(potential.can_get_source_file_name());
-    let jit = crate::jit::JitSupport::ask(options.compiled, options.recompile, &potential, &mut capabilities);
+    let recompile = options.recompile_served();
+    let jit = crate::jit::JitSupport::ask(options.compiled, recompile, &potential, &mut capabilities);
     let reported = event_capabilities(&options, &potential, &mut capabilities);
     jvmti.add_capabilities(&capabilities)?;
     if let Some(bytes) = reported.alloc_interval {
@@ -168,6 +169,9 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     }
     agent.shared.jit.set_setup(|setup| {
         (setup.state, setup.recompile) = jit.describe();
+        if refused_for_want_of_a_token(&agent.options) {
+            setup.recompile = NO_CONTROL_TOKEN.to_string();
+        }
         setup.flags = crate::jit::inline_flags();
     });
     if AGENT.set(agent).is_err() {
@@ -177,6 +181,15 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     crate::console::set_quiet(agent.options.quiet);
     crate::callbacks::install(jvmti, reported)?;
     Ok(agent)
+}
+
+/// What /api/status says of recompile requests with `recompile=on` and no control token.
+const NO_CONTROL_TOKEN: &str = "off: recompiling needs the control token (token= or token_file=), or \
+                                recompile=unsafe-without-token to serve anyone who reaches the port";
+
+/// `recompile=on` where the JVM could serve it, but no control token is set.
+fn refused_for_want_of_a_token(options: &Options) -> bool {
+    options.compiled && options.recompile == crate::options::Recompile::On && !options.recompile_served()
 }
 
 /// Asks for the capabilities of the events the options want (none when
@@ -238,7 +251,8 @@ impl Agent {
             let started = pcct_server::push::start(self.shared.clone(), config.clone(), Some(self.options.signal));
             match started {
                 Ok(handle) => {
-                    say(&format!("pushing windows of {:?} to {}", config.every, config.url));
+                    let url = pcct_server::push::redacted(&config.url);
+                    say(&format!("pushing windows of {:?} to {url}", config.every));
                     let stats = (Arc::clone(&handle.stats), config);
                     *self.push.lock() = Some(handle);
                     Some(stats)

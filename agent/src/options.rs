@@ -70,11 +70,18 @@ pub struct Options {
     pub port: u16,
     /// `bind`: address to listen on (default 127.0.0.1).
     pub bind: String,
-    /// `token`: when set, every route but /healthz requires `Authorization: Bearer <token>`.
-    /// Also set from `token_file`.
+    /// `token`: the control token. When set, every route but /healthz
+    /// requires `Authorization: Bearer <token>` (or the read-only token for
+    /// routes that only read); pause, purge, interval and recompile need
+    /// this one. Also set from `token_file`.
     pub token: Option<String>,
-    /// `token_file`: read the token from this file (readable by its owner only).
+    /// `token_file`: read the control token from this file (readable by its owner only).
     pub token_file: Option<PathBuf>,
+    /// `read_token`: the read-only token (scrapes, reports, pprof, the page).
+    /// Also set from `read_token_file`.
+    pub read_token: Option<String>,
+    /// `read_token_file`: read the read-only token from this file (readable by its owner only).
+    pub read_token_file: Option<PathBuf>,
     /// `unauthenticated`: allow a non-loopback `bind` without a token (`on`/`off`, default off).
     pub unauthenticated: bool,
     /// `allow_hosts`: without a token, names besides loopback addresses and
@@ -88,8 +95,11 @@ pub struct Options {
     pub quiet: bool,
     /// `compiled`: keep the inlining of compiled code, from CompiledMethodLoad/Unload (`on`/`off`, default on).
     pub compiled: bool,
-    /// `recompile`: serve recompile requests, adding the capability to retransform classes at the first (`on`/`off`, default on).
-    pub recompile: bool,
+    /// `recompile`: serve recompile requests (with the control token only,
+    /// by default), adding the capability to retransform classes at the first.
+    pub recompile: Recompile,
+    /// `recompile_every`: least time between two recompile requests, 1s..=1h (default 30s).
+    pub recompile_every: Duration,
     /// `push`: the Pyroscope-style ingest URL windows are pushed to (default: none).
     pub push: Option<String>,
     /// `push_every`: the length of a pushed window, 1s..=1h (default 15s).
@@ -110,6 +120,35 @@ pub struct Options {
     pub alloc_rate: Option<u64>,
     /// `locks`: record contended monitor enters (`on`/`off`, default on).
     pub locks: bool,
+}
+
+/// Who may ask for recompilation (the `recompile` option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recompile {
+    /// Never.
+    Off,
+    /// Holders of the control token; nobody when none is set.
+    #[default]
+    On,
+    /// Anyone who reaches the port when no token is set.
+    UnsafeWithoutToken,
+}
+
+impl Recompile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recompile::Off => "off",
+            Recompile::On => "on",
+            Recompile::UnsafeWithoutToken => "unsafe-without-token",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Recompile> {
+        match text {
+            "unsafe-without-token" => Some(Recompile::UnsafeWithoutToken),
+            _ => parse_switch(text).map(|on| if on { Recompile::On } else { Recompile::Off }),
+        }
+    }
 }
 
 /// Which stack walker walks (the `walker` option).
@@ -159,13 +198,16 @@ impl Default for Options {
             bind: "127.0.0.1".to_string(),
             token: None,
             token_file: None,
+            read_token: None,
+            read_token_file: None,
             unauthenticated: false,
             allow_hosts: Vec::new(),
             addr_file: None,
             metrics_top: 10,
             quiet: false,
             compiled: true,
-            recompile: true,
+            recompile: Recompile::On,
+            recompile_every: Duration::from_secs(30),
             push: None,
             push_every: Duration::from_secs(15),
             app: "pcct".to_string(),
@@ -252,9 +294,16 @@ fn path(text: &str) -> Option<PathBuf> {
     (!text.is_empty()).then(|| PathBuf::from(text))
 }
 
-/// A token: 1 to 256 visible ASCII characters.
+/// Fewest bytes of a token: shorter ones are guessed too easily.
+pub const MIN_TOKEN_BYTES: usize = 16;
+
+/// What a token may be, as the error messages say it.
+const TOKEN_ALLOWED: &str = "16 to 256 visible ASCII characters (a shorter token is guessed too easily; \
+                             `openssl rand -hex 16` makes one)";
+
+/// A token: [`MIN_TOKEN_BYTES`] to 256 visible ASCII characters.
 fn valid_token(text: &str) -> Option<String> {
-    let valid = !text.is_empty() && text.len() <= 256 && text.chars().all(|c| c.is_ascii_graphic());
+    let valid = (MIN_TOKEN_BYTES..=256).contains(&text.len()) && text.chars().all(|c| c.is_ascii_graphic());
     valid.then(|| text.to_string())
 }
 
@@ -269,7 +318,17 @@ fn read_token_file(path: &std::path::Path) -> Result<String, String> {
     }
     let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read it: {error}"))?;
     valid_token(text.lines().next().unwrap_or("").trim())
-        .ok_or_else(|| "its first line must be the token, 1 to 256 visible ASCII characters".to_string())
+        .ok_or_else(|| format!("its first line must be the token, {TOKEN_ALLOWED}"))
+}
+
+/// A token given as `key` (`given`) or read from `key`_file (`file`), not both.
+fn token_from(given: Option<String>, file: Option<&std::path::Path>, key: &str) -> Result<Option<String>, OptionError> {
+    let Some(path) = file else { return Ok(given) };
+    if given.is_some() {
+        return Err(OptionError::new(&format!("{key}_file"), format!("give {key} or {key}_file, not both")));
+    }
+    let item = format!("{key}_file={}", path.display());
+    read_token_file(path).map(Some).map_err(|reason| OptionError::new(&item, reason))
 }
 
 fn nanos(duration: Duration) -> serde_json::Value {
@@ -511,8 +570,8 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "token",
         default: "—",
-        allowed: "1 to 256 visible ASCII characters",
-        meaning: "require `Authorization: Bearer <token>` on every route but `/healthz` (browsers log in once at `/login` for a session cookie)",
+        allowed: TOKEN_ALLOWED,
+        meaning: "the control token: require `Authorization: Bearer <token>` on every route but `/healthz` (or `read_token` on routes that only read); pausing, purging, changing sampling and recompiling need this one (browsers log in once at `/login` for a session cookie)",
         apply: |o, v| set(&mut o.token, valid_token(v).map(Some)),
         show: |o| ("token", o.token.as_ref().map(|_| "(set)").into()),
     },
@@ -520,9 +579,25 @@ pub const OPTIONS: &[OptionSpec] = &[
         key: "token_file",
         default: "—",
         allowed: "a path to a file readable by its owner only (chmod 600) holding the token",
-        meaning: "read the token from this file (refused if its group or others may read it); keeps it out of the command line",
+        meaning: "read the control token from this file (refused if its group or others may read it); keeps it out of the command line",
         apply: |o, v| set(&mut o.token_file, path(v).map(Some)),
         show: |o| ("token_file", o.token_file.as_ref().map(|f| f.display().to_string()).into()),
+    },
+    OptionSpec {
+        key: "read_token",
+        default: "—",
+        allowed: TOKEN_ALLOWED,
+        meaning: "the read-only token: every route that only reads (the page, reports, `/metrics`, pprof), never one that pauses, purges, changes sampling or recompiles; give it to scrapers",
+        apply: |o, v| set(&mut o.read_token, valid_token(v).map(Some)),
+        show: |o| ("read_token", o.read_token.as_ref().map(|_| "(set)").into()),
+    },
+    OptionSpec {
+        key: "read_token_file",
+        default: "—",
+        allowed: "a path to a file readable by its owner only (chmod 600) holding the read-only token",
+        meaning: "read the read-only token from this file (refused if its group or others may read it)",
+        apply: |o, v| set(&mut o.read_token_file, path(v).map(Some)),
+        show: |o| ("read_token_file", o.read_token_file.as_ref().map(|f| f.display().to_string()).into()),
     },
     OptionSpec {
         key: "unauthenticated",
@@ -585,10 +660,20 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "recompile",
         default: "on",
-        allowed: "on or off",
-        meaning: "serve `POST /api/jit/recompile` (`pcct advise --apply`): HotSpot compiles named classes again after JVMTI retransforms them (the capability is added at the first request, not at start-up); `off`: the route is refused",
-        apply: |o, v| set(&mut o.recompile, parse_switch(v)),
-        show: |o| ("recompile", o.recompile.into()),
+        allowed: "on, off or unsafe-without-token",
+        meaning: "serve `POST /api/jit/recompile` (`pcct advise --apply`) to holders of the control token: HotSpot compiles named classes again after JVMTI retransforms them (the capability is added at the first request, not at start-up; the first request deoptimises all compiled code, each later one that of the classes and of code that inlined them); without `token` it is refused; `unsafe-without-token`: served to anyone who reaches the port when no token is set; `off`: refused",
+        apply: |o, v| set(&mut o.recompile, Recompile::parse(v)),
+        show: |o| ("recompile", o.recompile.name().into()),
+    },
+    OptionSpec {
+        key: "recompile_every",
+        default: "30s",
+        allowed: "a duration from 1s to 1h",
+        meaning: "least time between two recompile requests (more get 429 with `Retry-After`)",
+        apply: |o, v| {
+            set(&mut o.recompile_every, ranged_duration(v, Duration::from_secs(1), Duration::from_secs(3600)))
+        },
+        show: |o| ("recompile_every_ms", (o.recompile_every.as_millis() as u64).into()),
     },
     OptionSpec {
         key: "alloc",
@@ -637,7 +722,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         allowed: "an http:// URL with a host and no query",
         meaning: "push the profile window by window (gzipped pprof) to this Pyroscope-style `/ingest` URL (`/ingest` added to a bare host:port); see \"Pushing profiles\"",
         apply: |o, v| set(&mut o.push, pcct_server::push::check_url(v).ok().map(Some)),
-        show: |o| ("push", o.push.clone().into()),
+        show: |o| ("push", o.push.as_deref().map(pcct_server::push::redacted).into()),
     },
     OptionSpec {
         key: "push_every",
@@ -717,7 +802,11 @@ impl Options {
             };
             if !(spec.apply)(&mut options, value) {
                 // A token is never echoed, not even a malformed one.
-                let shown = if key == "token" { "token=(not shown)" } else { item };
+                let hidden = match key {
+                    "push" => format!("push={}", pcct_server::push::redacted(value)),
+                    _ => format!("{key}=(not shown)"),
+                };
+                let shown = if key.ends_with("token") || key == "push" { hidden.as_str() } else { item };
                 return Err(OptionError::new(shown, format!("{key} must be {}", spec.allowed)));
             }
         }
@@ -726,26 +815,34 @@ impl Options {
     }
 
     /// The rules between options, once every option is parsed; reads
-    /// `token_file`.
+    /// `token_file` and `read_token_file`.
     fn check_combinations(&mut self) -> Result<(), OptionError> {
         if self.format.is_some() && self.file.is_none() {
             return Err(OptionError::new("format", "format needs file=<path> too"));
         }
-        if let Some(path) = &self.token_file {
-            if self.token.is_some() {
-                return Err(OptionError::new("token_file", "give token or token_file, not both"));
-            }
-            let token = read_token_file(path)
-                .map_err(|reason| OptionError::new(&format!("token_file={}", path.display()), reason))?;
-            self.token = Some(token);
+        self.token = token_from(self.token.take(), self.token_file.as_deref(), "token")?;
+        self.read_token = token_from(self.read_token.take(), self.read_token_file.as_deref(), "read_token")?;
+        if self.token.is_some() && self.token == self.read_token {
+            return Err(OptionError::new("read_token", "read_token must differ from token (the control token)"));
         }
         let loopback = self.bind.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
-        if self.http && !loopback && self.token.is_none() && !self.unauthenticated {
+        let any_token = self.token.is_some() || self.read_token.is_some();
+        if self.http && !loopback && !any_token && !self.unauthenticated {
             let item = format!("bind={}", self.bind);
             let why = "a non-loopback address needs token= or token_file= (or unauthenticated=on to serve anyone who reaches the port)";
             return Err(OptionError::new(&item, why));
         }
         Ok(())
+    }
+
+    /// Whether recompile requests are served: `recompile=on` with a control
+    /// token, or `unsafe-without-token`.
+    pub fn recompile_served(&self) -> bool {
+        match self.recompile {
+            Recompile::Off => false,
+            Recompile::On => self.token.is_some(),
+            Recompile::UnsafeWithoutToken => true,
+        }
     }
 
     /// The options in force, as `/api/status` shows them.
@@ -868,8 +965,13 @@ mod tests {
             ("jitter=NaN", "jitter"),
             ("novalue", "novalue"),
             ("bind=0.0.0.0", "bind"),
-            ("token=a,token_file=/x", "token_file"),
+            ("token=a-long-enough-token-1,token_file=/x", "token_file"),
             ("token_file=/nonexistent-pcct-token", "token_file"),
+            ("token=short", "token"),
+            ("read_token=short", "read_token"),
+            ("token=same-token-for-both-1,read_token=same-token-for-both-1", "read_token"),
+            ("recompile=maybe", "recompile"),
+            ("recompile_every=100ms", "recompile_every"),
         ] {
             let error = Options::parse(text).unwrap_err();
             let line = error.to_string();
@@ -880,37 +982,64 @@ mod tests {
 
     #[test]
     fn a_token_is_never_echoed() {
-        let secret = "s3cr3t\u{7f}";
-        let line = Options::parse(&format!("token={secret}")).unwrap_err().to_string();
-        assert!(line.contains("`token=(not shown)`") && !line.contains("s3cr3t"), "{line}");
-        let status = Options::parse("token=s3cr3t").unwrap().settings();
-        assert_eq!(status["token"], "(set)");
+        for key in ["token", "read_token"] {
+            let secret = "s3cr3t-s3cr3t-s3cr3t\u{7f}";
+            let line = Options::parse(&format!("{key}={secret}")).unwrap_err().to_string();
+            assert!(line.contains(&format!("`{key}=(not shown)`")) && !line.contains("s3cr3t"), "{line}");
+            let status = Options::parse(&format!("{key}=s3cr3t-s3cr3t-s3cr3t")).unwrap().settings();
+            assert_eq!(status[key], "(set)");
+        }
+    }
+
+    #[test]
+    fn a_token_shorter_than_16_bytes_is_refused_in_one_line_naming_the_option() {
+        let line = Options::parse("token=fifteen-bytes!!").unwrap_err().to_string();
+        assert!(line.starts_with("bad option `token=(not shown)`: token must be 16 to 256"), "{line}");
+        assert!(!line.contains('\n') && !line.contains("fifteen"), "{line}");
+        assert!(Options::parse("token=sixteen-bytes!!!").is_ok());
+    }
+
+    #[test]
+    fn recompiling_needs_the_control_token_unless_the_risk_is_named() {
+        assert!(!Options::default().recompile_served(), "no token: refused");
+        assert!(Options::parse("token=a-long-enough-token-1").unwrap().recompile_served());
+        let read_only = Options::parse("read_token=a-long-enough-token-1").unwrap();
+        assert!(!read_only.recompile_served(), "a read-only token cannot recompile");
+        assert!(Options::parse("recompile=unsafe-without-token").unwrap().recompile_served());
+        assert!(!Options::parse("recompile=off,token=a-long-enough-token-1").unwrap().recompile_served());
+        assert_eq!(Options::parse("recompile_every=2s").unwrap().recompile_every, Duration::from_secs(2));
     }
 
     #[test]
     fn a_non_loopback_bind_needs_a_token_or_says_so() {
         assert!(Options::parse("bind=::1").is_ok());
-        assert!(Options::parse("bind=0.0.0.0,token=abc").is_ok());
+        assert!(Options::parse("bind=0.0.0.0,token=a-long-enough-token-1").is_ok());
+        assert!(Options::parse("bind=0.0.0.0,read_token=a-long-enough-token-1").is_ok());
         assert!(Options::parse("bind=0.0.0.0,unauthenticated=on").is_ok());
         assert!(Options::parse("bind=0.0.0.0,http=off").is_ok(), "nothing is served");
         assert!(Options::parse("bind=0.0.0.0").is_err());
     }
 
     #[test]
-    fn the_token_file_must_be_the_owners_alone() {
+    fn the_token_files_must_be_the_owners_alone() {
         use std::os::unix::fs::PermissionsExt;
-        let directory = tempfile::tempdir().expect("a directory");
-        let path = directory.path().join("token");
-        std::fs::write(&path, "from-the-file\n").expect("write");
-        let option = format!("token_file={}", path.display());
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        let line = Options::parse(&option).unwrap_err().to_string();
-        assert!(line.contains("`token_file=") && line.contains("chmod 600"), "{line}");
-        assert!(!line.contains("from-the-file"), "{line}");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
-        assert_eq!(Options::parse(&option).unwrap().token.as_deref(), Some("from-the-file"));
-        std::fs::write(&path, "\n").expect("write");
-        assert!(Options::parse(&option).unwrap_err().to_string().contains("first line"));
+        type Field = fn(&Options) -> Option<String>;
+        let fields: [(&str, Field); 2] = [("token", |o| o.token.clone()), ("read_token", |o| o.read_token.clone())];
+        for (key, field) in fields {
+            let directory = tempfile::tempdir().expect("a directory");
+            let path = directory.path().join("token");
+            std::fs::write(&path, "from-the-file-0123\n").expect("write");
+            let option = format!("{key}_file={}", path.display());
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+            let line = Options::parse(&option).unwrap_err().to_string();
+            assert!(line.contains(&format!("`{key}_file=")) && line.contains("chmod 600"), "{line}");
+            assert!(!line.contains("from-the-file"), "{line}");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+            assert_eq!(field(&Options::parse(&option).unwrap()).as_deref(), Some("from-the-file-0123"));
+            std::fs::write(&path, "short\n").expect("write");
+            let line = Options::parse(&option).unwrap_err().to_string();
+            assert!(line.contains("first line") && line.contains("16 to 256"), "{line}");
+        }
     }
 
     #[test]

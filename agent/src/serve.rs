@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pcct_sampler::Shared;
 use pcct_server::{AppConfig, AppState, ServerConfig, ServerHandle};
 
-use crate::options::Options;
+use crate::options::{Options, Recompile};
 
 /// The options in force, as /api/status shows them, and how the agent came
 /// (`arrival`: `startup` or `attach`).
@@ -26,6 +26,9 @@ pub fn start(
 ) -> Result<ServerHandle, pcct_server::ServerError> {
     let config = AppConfig {
         token: options.token.clone(),
+        read_token: options.read_token.clone(),
+        recompile_without_token: options.recompile == Recompile::UnsafeWithoutToken,
+        recompile_every: options.recompile_every,
         allowed_hosts: options.allow_hosts.clone(),
         settings: settings(options, arrival),
         metrics_top: options.metrics_top,

@@ -5,8 +5,9 @@
 //! file (`-o`).
 //!
 //! `--apply <pid>` closes the loop on a running JVM: it finds the JVM's
-//! agent (a listening socket of the process that answers `/api/status` with
-//! its pid, or `--address`), takes the live advice, adds its directives
+//! agent (a listening socket of the process whose unauthenticated
+//! `/healthz` names pcct and that pid, asked before any token is sent; or
+//! `--address`), takes the live advice, adds its directives
 //! (`jcmd <pid> Compiler.directives_add`; jcmd reports a rejected file in
 //! its output, not its exit status, so the output is checked and the
 //! parser's own message fetched with `java -XX:CompilerDirectivesFile`),
@@ -15,17 +16,27 @@
 //! that start later), and waits until the agent reports the edges inlined.
 //! Before adding, it checks that the directives fit under the JVM's
 //! `CompilerDirectivesLimit` (`directive_stack.rs`). What it added is
-//! recorded beside the directives file, so `--remove <pid>` pops those
+//! recorded beside the directives file, in a directory of the user's own
+//! (`$XDG_RUNTIME_DIR/pcct/advise`, else `~/.cache/pcct/advise`: mode
+//! 0700, its owner and type checked without following a symlink, and its
+//! parent writable by no one else), so `--remove <pid>` pops those
 //! directives (`Compiler.directives_remove`), only when
 //! `Compiler.directives_print` shows them on top of the stack, and
 //! recompiles the same classes. jcmd cannot pop conditionally, so a
 //! directive another tool adds between that print and the pops is popped
 //! in place of one of ours: the stack is printed again after the pops and
 //! such a change reported as an error.
+//!
+//! **Whose tools run.** `jcmd` and `java` are those of the JDK pcct runs
+//! with (`--jcmd`, else `$JAVA_HOME/bin`, else `PATH`), never those beside
+//! the target's executable: the target's owner chooses what is there, and
+//! `pcct advise` may run as another user (root, through sudo). The token
+//! comes from `--token-file` or `PCCT_TOKEN` (`--token` works, but any
+//! user can read a command line).
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -80,9 +91,15 @@ pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
             Long("format") => settings.format = parser.value()?.string()?,
             Short('o') | Long("output") => settings.output = Some(PathBuf::from(parser.value()?)),
             Long("address") => settings.address = Some(parser.value()?.string()?),
-            Long("token") => settings.token = Some(parser.value()?.string()?),
+            Long("token") => {
+                eprintln!(
+                    "pcct: --token is visible to every user in the process list; prefer --token-file or PCCT_TOKEN"
+                );
+                settings.token = Some(parser.value()?.string()?)
+            }
+            Long("token-file") => settings.token = Some(read_token_file(Path::new(&parser.value()?))?),
             Long("jcmd") => settings.jcmd = Some(PathBuf::from(parser.value()?)),
-            Long("wait") => settings.wait = Duration::from_secs_f64(parser.value()?.parse()?),
+            Long("wait") => settings.wait = parse_wait(&parser.value()?.string()?)?,
             Long("max-input") => {
                 settings.max_input = input::parse_size(&parser.value()?.string()?).map_err(Failure::Usage)?
             }
@@ -104,6 +121,29 @@ pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
         Some(Task::Remove(pid)) => remove(pid, &settings),
         None => Err(Failure::Usage("advise needs <profile.json | host:port>, --apply <pid> or --remove <pid>".into())),
     }
+}
+
+/// Longest `--wait`.
+const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// `--wait`: seconds from 0 to an hour (a usage error otherwise, never a panic).
+fn parse_wait(text: &str) -> Result<Duration, Failure> {
+    let seconds: f64 = text.trim().parse().unwrap_or(f64::NAN);
+    if !(0.0..=MAX_WAIT.as_secs_f64()).contains(&seconds) {
+        return Err(Failure::Usage(format!("--wait must be a number of seconds from 0 to 3600, not `{text}`")));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// The token in the first line of `path`.
+fn read_token_file(path: &Path) -> Result<String, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| failed(format!("cannot read the token file {}: {e}", path.display())))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.is_empty() {
+        return Err(failed(format!("the first line of {} must be the token", path.display())));
+    }
+    Ok(token)
 }
 
 /// The advice from a JSON profile or a live agent, cut to the settings.
@@ -238,13 +278,79 @@ fn action_name(action: Action) -> String {
     serde_json::to_value(action).ok().and_then(|name| name.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// Where `--apply` keeps what it added to JVM `pid`, and the directives file.
-fn record_paths(pid: u32) -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+/// The directory of the user's own where `--apply` keeps its records:
+/// `$XDG_RUNTIME_DIR/pcct/advise`, else `~/.cache/pcct/advise`, created
+/// mode 0700.
+fn records_dir() -> Result<PathBuf, Failure> {
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
-        .filter(|dir| dir.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    (dir.join(format!("pcct-advise-{pid}.applied.json")), dir.join(format!("pcct-advise-{pid}.directives.json")))
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))
+        .ok_or_else(|| failed("neither XDG_RUNTIME_DIR nor HOME is set: nowhere to keep pcct advise's records"))?;
+    let dir = base.join("pcct").join("advise");
+    let created = DirBuilder::new().recursive(true).mode(0o700).create(&dir);
+    created.map_err(|e| failed(format!("cannot create {}: {e}", dir.display())))?;
+    check_own_dir(&dir)?;
+    check_parent(&base.join("pcct"))?;
+    Ok(dir)
+}
+
+/// `dir` (the records directory's parent) is a directory no one else may
+/// write to, so no one can swap the records directory.
+fn check_parent(dir: &Path) -> Result<(), Failure> {
+    let metadata = std::fs::symlink_metadata(dir).map_err(|e| failed(format!("cannot read {}: {e}", dir.display())))?;
+    let owner_ok = Some(metadata.uid()) == my_uid() || metadata.uid() == 0;
+    if !metadata.is_dir() || !owner_ok || metadata.permissions().mode() & 0o022 != 0 {
+        return Err(failed(format!("{} may be changed by others: refusing to keep records under it", dir.display())));
+    }
+    Ok(())
+}
+
+/// This process's effective user (the owner of `/proc/self`).
+fn my_uid() -> Option<u32> {
+    std::fs::metadata("/proc/self").map(|m| m.uid()).ok()
+}
+
+/// `dir` is a directory (not a symlink to one) of this user's, that no
+/// one else may write or read.
+fn check_own_dir(dir: &Path) -> Result<(), Failure> {
+    let metadata = std::fs::symlink_metadata(dir).map_err(|e| failed(format!("cannot read {}: {e}", dir.display())))?;
+    let mode = metadata.permissions().mode() & 0o777;
+    if !metadata.is_dir() || Some(metadata.uid()) != my_uid() || mode & 0o077 != 0 {
+        return Err(failed(format!(
+            "{} must be a directory of yours that no one else may use (mode 700; it is {}mode {mode:o}): \
+             refusing to keep records there",
+            dir.display(),
+            if metadata.file_type().is_symlink() { "a symlink, " } else { "" },
+        )));
+    }
+    Ok(())
+}
+
+/// Where `--apply` keeps what it added to JVM `pid`, and the directives file.
+fn record_paths(pid: u32) -> Result<(PathBuf, PathBuf), Failure> {
+    let dir = records_dir()?;
+    Ok((dir.join(format!("advise-{pid}.applied.json")), dir.join(format!("advise-{pid}.directives.json"))))
+}
+
+/// A record of ours: read without following a symlink, and only if it is
+/// a file this user owns. `None` when there is none.
+fn read_record(path: &Path) -> Result<Option<String>, Failure> {
+    let opened = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(failed(format!("cannot open {} (not followed if a symlink): {error}", path.display())))
+        }
+    };
+    let metadata = file.metadata().map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    if !metadata.is_file() || Some(metadata.uid()) != my_uid() {
+        return Err(failed(format!("{} is not a file of yours: refusing to act on it", path.display())));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Some(text))
 }
 
 /// Writes a new file readable by its owner only (never through a file or
@@ -260,44 +366,54 @@ fn write_new(path: &Path, text: &str) -> Result<(), Failure> {
     file.write_all(text.as_bytes()).map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
 }
 
-/// The agent of JVM `pid`: `--address`, or a listening socket of the process.
+/// Whether `server` says, without a token, that it is the pcct agent of JVM `pid`.
+fn is_pcct_of(server: &Server, pid: u32) -> bool {
+    let Ok(answer) = server.get("/healthz") else { return false };
+    let identity = answer.header("x-pcct-agent").unwrap_or("");
+    answer.status == 200 && identity.starts_with("pcct/") && identity.ends_with(&format!(" pid={pid}"))
+}
+
+/// The agent of JVM `pid`: `--address`, or the listening socket of the
+/// process whose `/healthz` names pcct and `pid` (asked without the token,
+/// which goes only to that socket).
 fn find_agent(pid: u32, settings: &Settings) -> Result<Server, Failure> {
     let candidates = match &settings.address {
         Some(address) => vec![address.clone()],
         None => locate::listening_addresses(pid).map_err(failed)?,
     };
-    let mut refused = Vec::new();
-    for address in &candidates {
-        let server = Server { timeout: Duration::from_secs(5), ..Server::new(address, settings.token.clone()) };
-        match server.get("/api/status") {
-            Ok(answer) if answer.status == 200 => {
-                let status: serde_json::Value = serde_json::from_slice(&answer.body).unwrap_or_default();
-                if status["agent"] == "pcct" && status["pid"] == pid {
-                    return Ok(Server::new(address, settings.token.clone()));
-                }
+    let found = candidates.iter().find(|address| {
+        let probe = Server { timeout: Duration::from_secs(5), ..Server::new(address, None) };
+        is_pcct_of(&probe, pid)
+    });
+    let Some(address) = found else {
+        return Err(failed(format!(
+            "no pcct agent of JVM {pid} answered at {} (is it running with http=on? --address host:port names it)",
+            if candidates.is_empty() {
+                "any listening socket of the process".to_string()
+            } else {
+                candidates.join(", ")
             }
-            Ok(answer) if answer.status == 401 => {
-                refused.push(format!("{address} needs a token (--token or PCCT_TOKEN)"))
-            }
-            Ok(_) | Err(_) => {}
-        }
+        )));
+    };
+    let server = Server::new(address, settings.token.clone());
+    let answer = server.get("/api/status").map_err(failed)?;
+    match answer.status {
+        200 => Ok(server),
+        401 => Err(failed(format!("the agent at {address} needs a token (--token-file or PCCT_TOKEN)"))),
+        status => Err(failed(format!("the agent at {address} answered {status}: {}", answer.text()))),
     }
-    let why = if refused.is_empty() { String::new() } else { format!(": {}", refused.join("; ")) };
-    Err(failed(format!(
-        "no pcct agent of JVM {pid} answered at {} (is it running with http=on? --address host:port names it){why}",
-        if candidates.is_empty() { "any listening socket of the process".to_string() } else { candidates.join(", ") }
-    )))
 }
 
-/// jcmd: `--jcmd`, the target JVM's own JDK, or `$JAVA_HOME`/PATH.
-fn jcmd_for(pid: u32, settings: &Settings) -> PathBuf {
-    settings.jcmd.clone().unwrap_or_else(|| {
-        std::fs::read_link(format!("/proc/{pid}/exe"))
-            .ok()
-            .map(|java| java.with_file_name("jcmd"))
-            .filter(|jcmd| jcmd.is_file())
-            .unwrap_or_else(|| locate::jdk_tool("jcmd"))
-    })
+/// jcmd: `--jcmd`, else the JDK pcct runs with (`$JAVA_HOME`, `PATH`);
+/// never the target's own.
+fn jcmd_for(settings: &Settings) -> PathBuf {
+    settings.jcmd.clone().unwrap_or_else(|| locate::jdk_tool("jcmd"))
+}
+
+/// java: beside `--jcmd`, else the JDK pcct runs with; never the target's own.
+fn java_for(settings: &Settings) -> PathBuf {
+    let beside = settings.jcmd.as_ref().map(|jcmd| jcmd.with_file_name("java")).filter(|java| java.is_file());
+    beside.unwrap_or_else(|| locate::jdk_tool("java"))
 }
 
 fn run_jcmd(jcmd: &Path, pid: u32, arguments: &[&str]) -> Result<String, Failure> {
@@ -314,9 +430,8 @@ fn run_jcmd(jcmd: &Path, pid: u32, arguments: &[&str]) -> Result<String, Failure
 }
 
 /// HotSpot's own account of why it rejects `file`: its directives parser
-/// run by the target's `java` (jcmd only says that parsing failed).
-fn parser_message(pid: u32, file: &Path) -> String {
-    let java = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|_| locate::jdk_tool("java"));
+/// run by `java` (jcmd only says that parsing failed).
+fn parser_message(java: &Path, file: &Path) -> String {
     let output = Command::new(java)
         .arg("-XX:+UnlockDiagnosticVMOptions")
         .arg(format!("-XX:CompilerDirectivesFile={}", file.display()))
@@ -335,8 +450,8 @@ fn parser_message(pid: u32, file: &Path) -> String {
 }
 
 /// `jcmd Compiler.directives_add`: `count` directives, or a clear error.
-fn add_directives(jcmd: &Path, pid: u32, file: &Path, count: usize) -> Result<(), Failure> {
-    let output = run_jcmd(jcmd, pid, &["Compiler.directives_add", &file.display().to_string()])?;
+fn add_directives(settings: &Settings, pid: u32, file: &Path, count: usize) -> Result<(), Failure> {
+    let output = run_jcmd(&jcmd_for(settings), pid, &["Compiler.directives_add", &file.display().to_string()])?;
     let added =
         output.lines().find_map(|line| line.trim().strip_suffix(" compiler directives added")?.parse::<usize>().ok());
     if added == Some(count) {
@@ -346,7 +461,7 @@ fn add_directives(jcmd: &Path, pid: u32, file: &Path, count: usize) -> Result<()
         "JVM {pid} rejected the directives in {}:\n{}\nHotSpot's parser says:\n{}",
         file.display(),
         output.trim(),
-        parser_message(pid, file).trim()
+        parser_message(&java_for(settings), file).trim()
     )))
 }
 
@@ -366,9 +481,9 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
         println!("\nnothing to apply: no hot edge from {:.2}% on is a call in C2 code", settings.min_share * 100.0);
         return Ok(());
     }
-    let (record, file) = record_paths(pid);
+    let (record, file) = record_paths(pid)?;
     let started = locate::process_start(pid);
-    if let Ok(text) = std::fs::read_to_string(&record) {
+    if let Some(text) = read_record(&record)? {
         let earlier: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         if earlier["started"].as_u64() == started {
             return Err(failed(format!(
@@ -381,11 +496,11 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     }
     let made = directives(&chosen);
     let classes = classes_to_recompile(&chosen);
-    let jcmd = jcmd_for(pid, settings);
+    let jcmd = jcmd_for(settings);
     let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
     directive_stack::check_room(made.len(), &stack, limit, pid).map_err(failed)?;
     write_new(&file, &file_text)?;
-    add_directives(&jcmd, pid, &file, made.len())?;
+    add_directives(settings, pid, &file, made.len())?;
     let applied = serde_json::json!({
         "pid": pid,
         "started": started,
@@ -406,10 +521,21 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     wait_until_inlined(&server, &chosen, settings.wait)
 }
 
-/// Asks the agent to retransform `classes`, printing what it did.
+/// Longest wait `recompile` honours when the agent answers 429.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// Asks the agent to retransform `classes`, printing what it did; when the
+/// agent allows no request yet (429), waits as long as it says (up to
+/// [`MAX_RETRY_AFTER`]) and asks once more.
 fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
     let body = serde_json::json!({ "classes": classes }).to_string();
-    let answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
+    let mut answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
+    let retry_after = answer.header("retry-after").and_then(|seconds| seconds.parse().ok()).map(Duration::from_secs);
+    if let Some(wait) = retry_after.filter(|wait| answer.status == 429 && *wait <= MAX_RETRY_AFTER) {
+        println!("the agent allows no recompile request yet: waiting {} s", wait.as_secs());
+        std::thread::sleep(wait);
+        answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
+    }
     if answer.status != 200 {
         return Err(failed(format!(
             "the agent could not recompile {} ({}): {}; the directives affect only code compiled from now on",
@@ -504,17 +630,13 @@ fn wait_until_inlined(server: &Server, chosen: &[EdgeAdvice], wait: Duration) ->
 }
 
 fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
-    let (record, file) = record_paths(pid);
-    let text = std::fs::read_to_string(&record).map_err(|_| {
+    let (record, file) = record_paths(pid)?;
+    let text = read_record(&record)?.ok_or_else(|| {
         failed(format!(
             "pcct advise --apply added no directives to JVM {pid} (no {}); `jcmd {pid} Compiler.directives_clear` removes every directive",
             record.display()
         ))
     })?;
-    let mine = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
-    if std::fs::metadata(&record).map(|m| m.uid()).ok() != mine {
-        return Err(failed(format!("{} is not yours: refusing to act on it", record.display())));
-    }
     let applied: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| failed(format!("{} is not a record of pcct advise: {e}", record.display())))?;
     if applied["started"].as_u64() != locate::process_start(pid) {
@@ -527,7 +649,7 @@ fn remove(pid: u32, settings: &Settings) -> Result<(), Failure> {
     let made: Vec<pcct_jit::directives::Directive> = serde_json::from_value(applied["made"].clone())
         .map_err(|e| failed(format!("{} does not list the directives it added: {e}", record.display())))?;
     let ours: Vec<Printed> = made.iter().map(Printed::of).collect();
-    let jcmd = jcmd_for(pid, settings);
+    let jcmd = jcmd_for(settings);
     let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
     match directive_stack::find(&stack, &ours) {
         Found::OnTop => {}
@@ -582,6 +704,40 @@ mod tests {
     use pcct::Weight;
     use pcct_jit::advice::CallSite;
     use pcct_jit::Inlined;
+
+    #[test]
+    fn wait_takes_only_usable_seconds() {
+        assert_eq!(parse_wait("90").ok(), Some(Duration::from_secs(90)));
+        assert_eq!(parse_wait("0.5").ok(), Some(Duration::from_millis(500)));
+        for bad in ["-1", "NaN", "inf", "3601", "1e300", "", "soon"] {
+            let Err(Failure::Usage(message)) = parse_wait(bad) else { panic!("--wait {bad} was taken") };
+            assert!(message.contains("--wait must be"), "{message}");
+        }
+    }
+
+    #[test]
+    fn records_are_kept_only_in_a_directory_of_ones_own() {
+        use std::os::unix::fs::symlink;
+        let base = std::env::temp_dir().join(format!("pcct-advise-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        DirBuilder::new().mode(0o700).create(&base).unwrap();
+        let own = base.join("own");
+        DirBuilder::new().mode(0o700).create(&own).unwrap();
+        assert!(check_own_dir(&own).is_ok());
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(check_own_dir(&own).is_err(), "others may read it");
+        let link = base.join("link");
+        symlink(&own, &link).unwrap();
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check_own_dir(&link).is_err(), "a symlink is not followed");
+        let record = own.join("r.json");
+        write_new(&record, "{}").unwrap();
+        assert_eq!(read_record(&record).unwrap().as_deref(), Some("{}"));
+        assert_eq!(read_record(&own.join("none.json")).unwrap(), None);
+        symlink(&record, own.join("planted.json")).unwrap();
+        assert!(read_record(&own.join("planted.json")).is_err(), "a planted symlink is not read");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     #[test]
     fn the_text_names_each_edge_its_code_and_what_to_do() {

@@ -12,6 +12,7 @@ use pcct::Metric;
 
 use crate::{input, locate, summary};
 
+#[derive(Debug)]
 pub(crate) enum Failure {
     Usage(String),
     Failed(String),

@@ -23,15 +23,24 @@ pub struct Server {
     pub timeout: Duration,
 }
 
-/// A status and a body.
+/// A status, the header lines (lower-cased) and a body.
 pub struct Answer {
     pub status: u16,
+    head: String,
     pub body: Vec<u8>,
 }
 
 impl Answer {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The value of the first header named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == name).then(|| value.trim())
+        })
     }
 }
 
@@ -100,7 +109,7 @@ fn parse(raw: &[u8]) -> Result<Answer, String> {
     } else {
         rest.to_vec()
     };
-    Ok(Answer { status, body })
+    Ok(Answer { status, head, body })
 }
 
 fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
@@ -126,6 +135,8 @@ mod tests {
     #[test]
     fn answers_framed_by_length_chunks_or_the_end_parse() {
         let framed = parse(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX").unwrap();
+        assert_eq!(framed.header("content-length"), Some("2"));
+        assert_eq!(framed.header("retry-after"), None);
         assert_eq!((framed.status, framed.body), (200, b"hi".to_vec()));
         let chunked =
             parse(b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")

@@ -40,10 +40,13 @@ usage:
   pcct advise <profile.json | host:port> [--limit N] [--min-share X] [--format text|json|directives] [-o FILE]
         the JIT advice: hot edges HotSpot did not inline (ranked, with why) and those it did;
         -o writes a HotSpot compiler directives file (-XX:CompilerDirectivesFile=FILE)
-  pcct advise --apply <pid> [--limit N] [--min-share X] [--address host:port] [--token T] [--jcmd PATH] [--wait S]
+  pcct advise --apply <pid> [--limit N] [--min-share X] [--address host:port] [--token-file FILE] [--jcmd PATH]
+                            [--wait S]
         add the directives to a running JVM (jcmd Compiler.directives_add), have its agent
-        recompile the classes concerned, and wait (30 s) until the edges are reported inlined
-  pcct advise --remove <pid> [--jcmd PATH]
+        recompile the classes concerned (it needs the control token: --token-file, or
+        $PCCT_TOKEN), and wait (30 s, 0..3600) until the edges are reported inlined;
+        jcmd is --jcmd, else $JAVA_HOME/bin/jcmd, else jcmd on PATH (never the target's)
+  pcct advise --remove <pid> [--token-file FILE] [--jcmd PATH]
         remove the directives --apply added (jcmd Compiler.directives_remove) and recompile
   pcct diff <before.json> <after.json> [--metric cpu|wall|samples] [--top N] [--min-change X]
                                       [--flamegraph FILE.svg]

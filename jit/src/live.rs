@@ -10,7 +10,6 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
@@ -69,16 +68,19 @@ pub struct RecompileReport {
     pub elapsed_ns: u64,
 }
 
+/// How a recompile request is answered: called once, by the JIT thread
+/// (the asker may have given up waiting; the callback decides what to do).
+pub type Reply = Box<dyn FnOnce(Result<RecompileReport, String>) + Send>;
+
 /// A recompile request, answered once by the JIT thread.
 pub struct RecompileJob {
     pub classes: Vec<String>,
-    reply: mpsc::SyncSender<Result<RecompileReport, String>>,
+    reply: Reply,
 }
 
 impl RecompileJob {
     pub fn answer(self, result: Result<RecompileReport, String>) {
-        // The asker may have given up waiting: nothing to tell then.
-        let _ = self.reply.send(result);
+        (self.reply)(result);
     }
 }
 
@@ -164,8 +166,13 @@ impl Jit {
         }
     }
 
-    /// Queues a request to retransform `classes`; the receiver gets the answer.
-    pub fn submit(&self, classes: Vec<String>) -> Result<mpsc::Receiver<Result<RecompileReport, String>>, Refused> {
+    /// Queues a request to retransform `classes`; `reply` gets the answer
+    /// (never called when the request is refused).
+    pub fn submit(
+        &self,
+        classes: Vec<String>,
+        reply: impl FnOnce(Result<RecompileReport, String>) + Send + 'static,
+    ) -> Result<(), Refused> {
         if !self.serving.load(Ordering::Acquire) {
             return Err(Refused::Unavailable(self.setup().recompile));
         }
@@ -173,10 +180,9 @@ impl Jit {
         if queue.len() >= MAX_QUEUED {
             return Err(Refused::Busy);
         }
-        let (reply, answer) = mpsc::sync_channel(1);
-        queue.push_back(RecompileJob { classes, reply });
+        queue.push_back(RecompileJob { classes, reply: Box::new(reply) });
         self.wake.notify_all();
-        Ok(answer)
+        Ok(())
     }
 
     /// Ends the JIT thread's wait now and every later one (VMDeath): a thread
@@ -240,14 +246,22 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(60));
     }
 
+    type Answer = std::sync::mpsc::Receiver<Result<RecompileReport, String>>;
+
+    /// Submits a request for class `A`; the receiver gets its answer.
+    fn submit(jit: &Jit) -> Result<Answer, Refused> {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        jit.submit(vec!["A".into()], move |result| drop(reply.send(result))).map(|()| answer)
+    }
+
     #[test]
     fn requests_wait_for_a_serving_thread_and_are_bounded() {
         let jit = Jit::default();
         jit.set_setup(|setup| setup.recompile = "off (recompile=off)".to_string());
-        assert_eq!(jit.submit(vec!["A".into()]).err(), Some(Refused::Unavailable("off (recompile=off)".into())));
+        assert_eq!(submit(&jit).err(), Some(Refused::Unavailable("off (recompile=off)".into())));
         jit.set_serving(true);
-        let answers: Vec<_> = (0..MAX_QUEUED).map(|_| jit.submit(vec!["A".into()]).expect("queued")).collect();
-        assert_eq!(jit.submit(vec!["A".into()]).err(), Some(Refused::Busy));
+        let answers: Vec<_> = (0..MAX_QUEUED).map(|_| submit(&jit).expect("queued")).collect();
+        assert_eq!(submit(&jit).err(), Some(Refused::Busy));
         let Work::Recompile(job) = jit.next_work(Duration::from_millis(1)) else { panic!("a job") };
         assert_eq!(job.classes, vec!["A".to_string()]);
         job.answer(Ok(RecompileReport::default()));
@@ -268,7 +282,7 @@ mod tests {
     fn a_restart_comes_before_requests_and_idle_after_the_timeout() {
         let jit = Jit::default();
         jit.set_serving(true);
-        let _answer = jit.submit(vec!["A".into()]).expect("queued");
+        let _answer = submit(&jit).expect("queued");
         jit.request_restart();
         assert!(matches!(jit.next_work(Duration::from_millis(1)), Work::Restart));
         assert!(matches!(jit.next_work(Duration::from_millis(1)), Work::Recompile(_)));

@@ -1,17 +1,28 @@
 //! Authentication when a token is set: every route but `/healthz` and the
-//! login form needs either `Authorization: Bearer <token>` (compared in
-//! constant time) or a browser session cookie the login form gave.
+//! login form needs a credential, either `Authorization: Bearer <token>`
+//! or a browser session cookie the login form gave.
+//!
+//! **Two roles** (`crate::secret`). The control token (`token=`) may do
+//! anything; the read-only token (`read_token=`) may only read: GET and
+//! HEAD, and `POST /logout`. Every other method (pause, purge, interval,
+//! recompile, and any POST route added later) needs the control role, so
+//! the credential a scraper holds cannot change the sampler or the JVM.
+//! With only a read-only token set, nothing can change them.
+//!
+//! **Guessing is slow.** A wrong bearer token waits for its 401 behind
+//! its client's earlier wrong tokens (`crate::throttle`): 1,000 guesses
+//! from one address take at least 100 s, or are refused with 429 without
+//! being compared. A right token is served at once. Comparison is by
+//! digest, in constant time (`crate::secret`).
 //!
 //! **The browser's way in.** A browser cannot add an `Authorization`
 //! header to its page loads, its `<object>` flame graph or its form posts.
-//! `POST /login` takes the token once, from a form on this server's own
-//! page, and answers a cookie naming a new random session (256 bits from
-//! the kernel), never the token itself: `HttpOnly` (scripts cannot read
-//! it), `SameSite=Strict` (the browser sends it only with requests from
-//! this site's own pages), `Path=/`, for 12 hours. Sessions live in memory
-//! ([`Sessions`]: at most [`MAX_SESSIONS`], the oldest dropped first) and
-//! end with `POST /logout` or the JVM. A wrong token waits half a second
-//! before its answer (guessing is slow).
+//! `POST /login` takes a token once, from a form on this server's own
+//! page, and answers a cookie naming a new random session with that
+//! token's role (`crate::sessions`), never the token itself: `HttpOnly`
+//! (scripts cannot read it), `SameSite=Strict` (the browser sends it only
+//! with requests from this site's own pages), `Path=/`, named after this
+//! server's port, for 12 hours.
 //!
 //! **What a cookie cannot do.** "Same site" ignores ports, so a page on
 //! another port of this host could make the browser send the cookie; a
@@ -21,75 +32,40 @@
 //! another origin cannot read them. A DNS-rebinding page never gets the
 //! cookie: it is bound to the name the login used.
 
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::secret::Role;
+use crate::serve::Connection;
+use crate::sessions::{cookie_name, session_cookie};
 use crate::state::AppState;
+use crate::throttle::ClientKey;
 
-/// The session cookie's name.
-pub const COOKIE: &str = "pcct_session";
-/// How long a session lasts.
-pub const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
-/// Most sessions at once; a new login beyond it ends the oldest.
-pub const MAX_SESSIONS: usize = 32;
-
-/// Compares two byte strings in time that depends only on their lengths.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    std::hint::black_box(difference) == 0
-}
-
-/// The browser sessions the login form opened.
-#[derive(Default)]
-pub struct Sessions {
-    open: Vec<(String, Instant)>,
-}
-
-impl Sessions {
-    /// Opens a session; its id, or `None` if the kernel gave no randomness.
-    pub fn open(&mut self) -> Option<String> {
-        let mut bytes = [0u8; 32];
-        std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").ok()?, &mut bytes).ok()?;
-        let id: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-        self.expire();
-        if self.open.len() >= MAX_SESSIONS {
-            self.open.remove(0);
-        }
-        self.open.push((id.clone(), Instant::now()));
-        Some(id)
-    }
-
-    /// Whether `id` names an open session (compared in constant time).
-    pub fn is_open(&mut self, id: &str) -> bool {
-        self.expire();
-        self.open.iter().fold(false, |found, (open, _)| found | constant_time_eq(open.as_bytes(), id.as_bytes()))
-    }
-
-    pub fn close(&mut self, id: &str) {
-        self.open.retain(|(open, _)| !constant_time_eq(open.as_bytes(), id.as_bytes()));
-    }
-
-    fn expire(&mut self) {
-        self.open.retain(|(_, opened)| opened.elapsed() < SESSION_LIFETIME);
+/// The role a request needs: control for anything but GET, HEAD and `POST /logout`.
+pub fn required_role(method: &Method, path: &str) -> Role {
+    if matches!(*method, Method::GET | Method::HEAD) || path == "/logout" {
+        Role::Read
+    } else {
+        Role::Control
     }
 }
 
-/// The session id in the request's cookies, if any.
-pub fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+/// The port this server listens on, as the connection says (none without a socket).
+pub fn local_port(request_extensions: &axum::http::Extensions) -> Option<u16> {
+    request_extensions.get::<Connection>().map(|connection| connection.local.port())
+}
+
+/// Who sent the request, as the throttle tells clients apart (one shared
+/// key without a socket).
+pub fn client_of(request_extensions: &axum::http::Extensions) -> ClientKey {
+    let address = request_extensions.get::<Connection>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.peer.ip());
+    ClientKey::of(address)
 }
 
 /// The bearer token of the request, if it has one.
@@ -105,30 +81,71 @@ fn wants_html(headers: &HeaderMap) -> bool {
     headers.get(header::ACCEPT).and_then(|value| value.to_str().ok()).is_some_and(|value| value.contains("text/html"))
 }
 
-pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(expected) = state.config.token.as_deref() else {
-        return next.run(request).await;
+/// The 429 of a client whose wrong tokens wait already.
+pub fn too_many_wrong(wait: Duration) -> ApiError {
+    ApiError::too_many("too many wrong tokens from this address; retry after the wait Retry-After gives", wait)
+}
+
+/// The role a presented `token` gives, after the throttle: 429 when its
+/// client has too many wrong answers waiting, 401 (late) when it is wrong.
+pub async fn token_role(state: &AppState, client: ClientKey, token: &str) -> Result<Role, ApiError> {
+    state.throttle.admit(client).map_err(too_many_wrong)?;
+    match state.credentials.role_of(token.as_bytes()) {
+        Some(role) => Ok(role),
+        None => {
+            state.throttle.wrong(client).wait().await;
+            Err(ApiError::unauthorized())
+        }
+    }
+}
+
+/// The role of the request's session cookie, if it names an open session;
+/// 403 for a change that fails the cross-site checks.
+fn session_role(state: &AppState, request: &Request) -> Result<Option<Role>, ApiError> {
+    let port = local_port(request.extensions());
+    let Some(id) = session_cookie(request.headers(), &cookie_name(port)) else { return Ok(None) };
+    let Some(role) = state.sessions.lock().role_of(id, port) else { return Ok(None) };
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        crate::same_origin::check_cross_site(request).map_err(ApiError::forbidden)?;
+    }
+    Ok(Some(role))
+}
+
+/// The 403 of a credential whose role is not enough.
+fn not_allowed(state: &AppState, role: Role) -> ApiError {
+    let message = if state.credentials.has_control() {
+        format!(
+            "the {} credential cannot pause, purge, change sampling or recompile: that takes the control token (token=)",
+            role.name()
+        )
+    } else {
+        "no control token is set (token=): this server does not pause, purge, change sampling or recompile".to_string()
     };
+    ApiError::forbidden(message)
+}
+
+pub async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if !state.credentials.required() {
+        return next.run(request).await;
+    }
     let path = request.uri().path();
     if path == "/healthz" || path == "/login" {
         return next.run(request).await;
     }
-    if constant_time_eq(bearer(request.headers()).unwrap_or("").as_bytes(), expected.as_bytes()) {
-        return next.run(request).await;
-    }
-    let session = session_cookie(request.headers()).is_some_and(|id| state.sessions.lock().is_open(id));
-    if session {
-        if !matches!(*request.method(), Method::GET | Method::HEAD) {
-            if let Err(message) = crate::same_origin::check_cross_site(&request) {
-                return ApiError::forbidden(message).into_response();
-            }
+    let needed = required_role(request.method(), path);
+    let role = match bearer(request.headers()) {
+        Some(token) => token_role(&state, client_of(request.extensions()), token).await.map(Some),
+        None => session_role(&state, &request),
+    };
+    match role {
+        Ok(Some(role)) if role >= needed => next.run(request).await,
+        Ok(Some(role)) => not_allowed(&state, role).into_response(),
+        Ok(None) if request.method() == Method::GET && path == "/" && wants_html(request.headers()) => {
+            crate::routes::login::form(None, StatusCode::UNAUTHORIZED)
         }
-        return next.run(request).await;
+        Ok(None) => ApiError::unauthorized().into_response(),
+        Err(error) => error.into_response(),
     }
-    if request.method() == Method::GET && path == "/" && wants_html(request.headers()) {
-        return crate::routes::login::form(None, axum::http::StatusCode::UNAUTHORIZED);
-    }
-    ApiError::unauthorized().into_response()
 }
 
 #[cfg(test)]
@@ -136,36 +153,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn equal_only_when_identical() {
-        assert!(constant_time_eq(b"secret", b"secret"));
-        assert!(!constant_time_eq(b"secret", b"secreT"));
-        assert!(!constant_time_eq(b"secret", b"secret2"));
-        assert!(!constant_time_eq(b"", b"x"));
-    }
-
-    #[test]
-    fn sessions_are_random_bounded_and_closable() {
-        let mut sessions = Sessions::default();
-        let first = sessions.open().unwrap();
-        let second = sessions.open().unwrap();
-        assert_eq!(first.len(), 64);
-        assert_ne!(first, second);
-        assert!(sessions.is_open(&first) && sessions.is_open(&second));
-        assert!(!sessions.is_open("") && !sessions.is_open(&first[..63]));
-        sessions.close(&first);
-        assert!(!sessions.is_open(&first));
-        for _ in 0..MAX_SESSIONS {
-            sessions.open().unwrap();
+    fn only_reading_needs_no_more_than_the_read_role() {
+        for (method, path, role) in [
+            (Method::GET, "/api/status", Role::Read),
+            (Method::HEAD, "/metrics", Role::Read),
+            (Method::GET, "/debug/pprof/profile", Role::Read),
+            (Method::POST, "/logout", Role::Read),
+            (Method::POST, "/api/purge", Role::Control),
+            (Method::POST, "/api/sampling", Role::Control),
+            (Method::POST, "/api/jit/recompile", Role::Control),
+            (Method::POST, "/api/some-later-route", Role::Control),
+            (Method::DELETE, "/api/status", Role::Control),
+        ] {
+            assert_eq!(required_role(&method, path), role, "{method} {path}");
         }
-        assert!(!sessions.is_open(&second), "the oldest session ends first");
-    }
-
-    #[test]
-    fn the_session_cookie_is_found_among_others() {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::COOKIE, "a=1; pcct_session=abc; b=2".parse().unwrap());
-        assert_eq!(session_cookie(&headers), Some("abc"));
-        headers.insert(header::COOKIE, "pcct_sessionx=abc".parse().unwrap());
-        assert_eq!(session_cookie(&headers), None);
     }
 }

@@ -1,17 +1,23 @@
-//! Heavy requests (reports, collapsed stacks, the flame graph, the tree,
-//! hot nodes beyond the hot list): each copies the whole profile under the
-//! lock the sampler needs and computes on a blocking thread, so at most
-//! `heavy_requests` of them may run at once.
+//! Heavy requests: every route that starts work on a blocking thread
+//! takes a permit first, so at most `heavy_requests` such jobs exist at
+//! once. That is reports, collapsed stacks, the flame graph, the tree and
+//! pprof (each copies the whole profile under the lock the sampler needs),
+//! hot nodes beyond the hot list, the joins of hot edges with the inline
+//! table (`/api/hot-edges`, `/api/jit/advice`, `/api/jit/directives`, the
+//! check of a recompile request), and the start and end of a profile window.
 //!
-//! The permit that bounds them is moved into the blocking job and released
-//! when the job ends, not when the request does: a client that sends a
-//! heavy request and disconnects drops its handler, but its job keeps the
-//! permit, so disconnecting cannot queue more jobs than there are permits.
-//! The profile is copied inside the job, after the permit is held. Live
-//! jobs are counted ([`HeavyJobs::live`], shown by `/api/status` and
+//! The permit is moved into the blocking job and released when the job
+//! ends, not when the request does: a client that sends a heavy request
+//! and disconnects cannot queue more jobs than there are permits. The job
+//! is told when its request is gone ([`Cancel`], set when the handler is
+//! dropped: the client disconnected or the connection's lifetime ended):
+//! one that has not started yet returns at once, and one of several steps
+//! stops between them, so an abandoned job gives its permit back soon. The
+//! profile is copied inside the job, after the permit is held. Live jobs
+//! are counted ([`HeavyJobs::live`], shown by `/api/status` and
 //! `/metrics`), and so is the most that were ever alive at once.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,6 +80,35 @@ impl Drop for LiveJob {
     }
 }
 
+/// Whether the request that started a job is gone. Cheap to check.
+#[derive(Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// The request is gone: nobody waits for the job's result.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+/// Sets its [`Cancel`] when dropped before [`CancelOnDrop::finished`]:
+/// held by the handler's future while its job runs.
+struct CancelOnDrop(Option<Cancel>);
+
+impl CancelOnDrop {
+    fn finished(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            cancel.0.store(true, Ordering::Release);
+        }
+    }
+}
+
 impl HeavyJobs {
     pub fn new(limit: usize) -> HeavyJobs {
         let limit = limit.max(1);
@@ -115,18 +150,32 @@ impl HeavyJobs {
         wait: Duration,
         work: impl FnOnce(Profile) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
+        let shared = Arc::clone(shared);
+        self.run_blocking(wait, move |_| work(shared.snapshot())).await
+    }
+
+    /// Runs `work` on a blocking thread once a permit is free (waiting at
+    /// most `wait`, else 503). `work` does not run if its request is gone
+    /// before it starts, and may check [`Cancel`] between its steps.
+    pub async fn run_blocking<T: Send + 'static>(
+        &self,
+        wait: Duration,
+        work: impl FnOnce(&Cancel) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
         let permit = tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
             .await
             .map_err(|_| ApiError::busy("too many report requests at once; retry shortly"))?
             .map_err(|_| ApiError::busy("shutting down"))?;
         let job = LiveJob::start(&self.gauge, permit);
-        let shared = Arc::clone(shared);
-        tokio::task::spawn_blocking(move || {
+        let cancel = Cancel::default();
+        let guard = CancelOnDrop(Some(cancel.clone()));
+        let done = tokio::task::spawn_blocking(move || {
             let _job = job;
-            work(shared.snapshot())
+            (!cancel.is_set()).then(|| work(&cancel))
         })
-        .await
-        .map_err(|_| ApiError::internal("the report failed"))
+        .await;
+        guard.finished();
+        done.ok().flatten().ok_or_else(|| ApiError::internal("the report failed"))
     }
 }
 
@@ -136,4 +185,13 @@ pub async fn with_snapshot<T: Send + 'static>(
     work: impl FnOnce(Profile) -> T + Send + 'static,
 ) -> Result<T, ApiError> {
     state.heavy.run(&state.shared, work).await
+}
+
+/// Runs `work` as a heavy job of `state` ([`HeavyJobs::run_blocking`],
+/// waiting for a permit as long as a report does).
+pub async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce(&Cancel) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    state.heavy.run_blocking(PERMIT_WAIT, work).await
 }

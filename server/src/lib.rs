@@ -23,16 +23,21 @@ pub mod metrics;
 pub mod openapi;
 pub mod params;
 pub mod push;
+pub mod recompile;
 pub mod routes;
 pub mod same_origin;
+pub mod secret;
 pub mod serve;
+pub mod sessions;
 pub mod state;
 pub mod text_budget;
+pub mod throttle;
 pub mod window;
 
 use std::time::Instant;
 
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{header, HeaderValue};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -77,6 +82,7 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(middleware::from_fn_with_state(state.clone(), same_origin::require_same_origin))
         .layer(middleware::from_fn_with_state(state.clone(), record_request))
+        .layer(middleware::from_fn(no_framing))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -86,11 +92,24 @@ async fn not_found() -> ApiError {
 }
 
 async fn method_not_allowed() -> ApiError {
-    ApiError {
-        status: axum::http::StatusCode::METHOD_NOT_ALLOWED,
-        message: "method not allowed on this route".to_string(),
-        parameter: None,
-    }
+    ApiError::new(axum::http::StatusCode::METHOD_NOT_ALLOWED, "method not allowed on this route")
+}
+
+/// Every answer forbids being shown in another site's frame (the page's
+/// buttons pause and purge: a framing page could trick a click) and being
+/// read as another type than it says. The flame graph, which the page
+/// embeds (an `<object>`, so that its search and zoom run), may be framed
+/// by this server's own pages only.
+async fn no_framing(request: Request, next: Next) -> Response {
+    let embedded = request.uri().path() == "/flamegraph.svg";
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    let (policy, frame_options) =
+        if embedded { ("frame-ancestors 'self'", "SAMEORIGIN") } else { ("frame-ancestors 'none'", "DENY") };
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(policy));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static(frame_options));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
 /// Counts every request by route template and status, and times it.

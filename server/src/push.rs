@@ -19,6 +19,11 @@
 //! push reads the profile like an HTTP reader: a copy under the profile
 //! lock every `push_every`, which the sampler waits for at most half an
 //! interval (then defers its drain, counted in `drains_deferred`).
+//!
+//! A URL's user information (`http://user:password@host/`) is sent as
+//! HTTP Basic authentication and never shown: the status, `/metrics`, the
+//! agent's messages and its errors give the URL [`redacted`]. A host may
+//! be an IPv6 literal (`http://[::1]:4040`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,14 +50,80 @@ const BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_se
 const MAX_WINDOW_BYTES: usize = 64 << 20;
 
 /// Where and how to push.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PushConfig {
-    /// `http://host[:port]/path` of the ingest endpoint (`/ingest` when the URL has no path).
+    /// `http://[user:password@]host[:port]/path` of the ingest endpoint
+    /// (`/ingest` when the URL has no path). Show it [`redacted`].
     pub url: String,
     pub every: Duration,
     /// The `app` and `instance` labels.
     pub app: String,
     pub instance: String,
+}
+
+impl std::fmt::Debug for PushConfig {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PushConfig")
+            .field("url", &redacted(&self.url))
+            .field("every", &self.every)
+            .field("app", &self.app)
+            .field("instance", &self.instance)
+            .finish()
+    }
+}
+
+/// `url` as it may be shown: its user information (`user:password@`), if
+/// any, replaced by `***@`.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
+/// The value of an `Authorization: Basic` header for the user information
+/// of `uri` (percent-decoded), if it has some.
+fn basic_authorization(uri: &Uri) -> Option<String> {
+    use base64::Engine;
+    let authority = uri.authority()?.as_str();
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    let decoded = percent_decode(userinfo);
+    Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(decoded)))
+}
+
+/// `text` with its `%XX` escapes decoded (others kept as they are).
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let escaped = (bytes[index] == b'%').then(|| text.get(index + 1..index + 3)).flatten();
+        match escaped.and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
+            Some(byte) => {
+                out.push(byte);
+                index += 3;
+            }
+            None => {
+                out.push(bytes[index]);
+                index += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The host of `uri` to connect to (an IPv6 literal without its brackets)
+/// and the `Host` header's value (without user information).
+fn host_and_header(uri: &Uri) -> (String, String) {
+    let host = uri.host().unwrap_or("localhost");
+    let header = match uri.port_u16() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    };
+    (host.trim_start_matches('[').trim_end_matches(']').to_string(), header)
 }
 
 /// Checks a push URL: plain `http://` with a host. Returns it with the
@@ -107,7 +178,7 @@ impl PushStats {
     pub fn status(&self, config: &PushConfig) -> PushStatus {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         PushStatus {
-            url: config.url.clone(),
+            url: redacted(&config.url),
             every_ms: config.every.as_millis() as u64,
             windows: load(&self.windows),
             sent: load(&self.sent),
@@ -334,21 +405,24 @@ impl Pusher {
     /// One POST of `window`; the answer's status.
     async fn send(&self, window: &Pushed) -> Result<axum::http::StatusCode, String> {
         let uri: Uri = self.config.url.parse().map_err(|_| "bad URL".to_string())?;
-        let host = uri.host().unwrap_or("localhost").to_string();
+        let (host, host_header) = host_and_header(&uri);
         let port = uri.port_u16().unwrap_or(80);
         let stream = tokio::net::TcpStream::connect((host.as_str(), port))
             .await
-            .map_err(|error| format!("cannot connect to {host}:{port}: {error}"))?;
+            .map_err(|error| format!("cannot connect to {host_header}: {error}"))?;
         let (mut sender, connection) =
             hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.map_err(|error| error.to_string())?;
         tokio::spawn(connection);
         let boundary = format!("pcct-{:016x}", window.from ^ window.until.rotate_left(17) ^ window.bytes.len() as u64);
-        let request = Request::post(self.target(&uri, window))
-            .header(header::HOST, uri.authority().map_or(host.clone(), |authority| authority.to_string()))
+        let mut request = Request::post(self.target(&uri, window))
+            .header(header::HOST, host_header)
             .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
             .header(header::USER_AGENT, concat!("pcct/", env!("CARGO_PKG_VERSION")))
             .body(Body::from(multipart(&boundary, &window.bytes)))
             .map_err(|error| error.to_string())?;
+        if let Some(credentials) = basic_authorization(&uri).and_then(|value| value.parse().ok()) {
+            request.headers_mut().insert(header::AUTHORIZATION, credentials);
+        }
         let response = sender.send_request(request).await.map_err(|error| error.to_string())?;
         Ok(response.status())
     }
@@ -397,6 +471,29 @@ mod tests {
         assert!(check_url("pyroscope:4040").is_err());
         assert!(check_url("http://x/ingest?a=b").is_err());
         assert!(check_url("not a url").is_err());
+    }
+
+    #[test]
+    fn credentials_are_never_shown_and_go_as_basic_authentication() {
+        let url = "http://user:p%40ss@pyroscope:4040/ingest";
+        assert_eq!(redacted(url), "http://***@pyroscope:4040/ingest");
+        assert_eq!(redacted("http://pyroscope:4040/a@b"), "http://pyroscope:4040/a@b", "an @ in the path is no user");
+        assert_eq!(redacted("http://[::1]:4040"), "http://[::1]:4040");
+        let config =
+            PushConfig { url: url.into(), every: Duration::from_secs(1), app: "a".into(), instance: "b".into() };
+        assert!(!format!("{config:?}").contains("p%40ss"));
+        assert!(!PushStats::default().status(&config).url.contains("p%40ss"));
+        let uri: Uri = url.parse().unwrap();
+        assert_eq!(basic_authorization(&uri).as_deref(), Some("Basic dXNlcjpwQHNz"), "user:p@ss");
+        assert_eq!(host_and_header(&uri), ("pyroscope".to_string(), "pyroscope:4040".to_string()));
+        assert_eq!(basic_authorization(&"http://pyroscope:4040/".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn ipv6_literals_are_connected_to_without_brackets() {
+        assert_eq!(check_url("http://[::1]:4040").unwrap(), "http://[::1]:4040/ingest");
+        let uri: Uri = "http://[::1]:4040/ingest".parse().unwrap();
+        assert_eq!(host_and_header(&uri), ("::1".to_string(), "[::1]:4040".to_string()));
     }
 
     #[test]

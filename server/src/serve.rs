@@ -51,6 +51,15 @@ impl Default for ServerConfig {
     }
 }
 
+/// The connection a request came on, put into every request's extensions:
+/// who sent it (the wrong-token throttle tells clients apart by it) and
+/// the address it reached (the session cookie carries its port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Connection {
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+}
+
 /// Requests on one connection that may outlive the connection's lifetime
 /// (profile windows: up to `routes::pprof::MAX_SECONDS`), put into every
 /// request's extensions. While one is held, the lifetime waits for it, up
@@ -172,10 +181,10 @@ async fn accept_loop(
         };
         // Reap finished connection tasks so the set does not grow.
         while connections.try_join_next().is_some() {}
-        let stream = match accepted {
-            Ok((stream, _peer)) => {
+        let (stream, peer) = match accepted {
+            Ok(accepted) => {
                 backoff.succeeded();
-                stream
+                accepted
             }
             Err(error) => {
                 // Out of descriptors or memory: wait instead of spinning.
@@ -193,8 +202,10 @@ async fn accept_loop(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        let Ok(local) = stream.local_addr() else { continue };
         let long = LongRequests::default();
-        let service = TowerToHyperService::new(app.clone().layer(axum::Extension(long.clone())));
+        let extensions = (axum::Extension(long.clone()), axum::Extension(Connection { peer, local }));
+        let service = TowerToHyperService::new(app.clone().layer(extensions.0).layer(extensions.1));
         let limits = (config.header_timeout, config.connection_lifetime, long);
         connections.spawn(serve_connection(stream, service, limits, shutdown.clone(), permit));
     }

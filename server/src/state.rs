@@ -3,25 +3,37 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::response::Response;
 use pcct::Metric;
 use pcct_sampler::Shared;
 use serde::Serialize;
 
-use crate::auth::Sessions;
 use crate::error::ApiError;
 use crate::heavy::HeavyJobs;
 use crate::metrics::Metrics;
 use crate::push::{PushConfig, PushStats};
+use crate::recompile::RecompileGate;
+use crate::secret::Credentials;
+use crate::sessions::Sessions;
+use crate::throttle::Throttle;
 use crate::window::WindowBudget;
 
 /// Settings of the server, from the agent's options.
 #[derive(Clone)]
 pub struct AppConfig {
-    /// Required bearer token (every route but /healthz), if any.
+    /// The control token (`token=`): every route but /healthz needs it or
+    /// the read-only token; changes (pause, purge, interval, recompile)
+    /// need this one (`crate::auth`).
     pub token: Option<String>,
+    /// The read-only token (`read_token=`): routes that only read.
+    pub read_token: Option<String>,
+    /// Recompile requests are served without a control token
+    /// (`recompile=unsafe-without-token`); else they need one.
+    pub recompile_without_token: bool,
+    /// Least time between two recompile requests (`crate::recompile`).
+    pub recompile_every: Duration,
     /// Without a token: names besides loopback addresses and `localhost`
     /// that requests may give in `Host` (`same_origin`).
     pub allowed_hosts: Vec<String>,
@@ -48,6 +60,9 @@ impl Default for AppConfig {
     fn default() -> Self {
         AppConfig {
             token: None,
+            read_token: None,
+            recompile_without_token: false,
+            recompile_every: crate::recompile::DEFAULT_EVERY,
             allowed_hosts: Vec::new(),
             settings: serde_json::Value::Null,
             metrics_top: 10,
@@ -67,8 +82,14 @@ pub struct Inner {
     pub heavy: HeavyJobs,
     /// The bytes the starts of open profile windows hold.
     pub windows: Arc<WindowBudget>,
+    /// The tokens' digests and the roles they give.
+    pub credentials: Credentials,
+    /// Wrong tokens slowed down per client.
+    pub throttle: Throttle,
     /// Browser sessions opened by the login form (with a token).
     pub sessions: parking_lot::Mutex<Sessions>,
+    /// Recompile requests: one at a time, at most one per `recompile_every`.
+    pub recompile: RecompileGate,
     pub started: Instant,
 }
 
@@ -114,8 +135,20 @@ impl AppState {
             config.push.as_ref().map(|(stats, _)| Arc::clone(stats)),
         );
         let windows = WindowBudget::new(crate::window::MAX_WINDOW_BYTES);
-        let sessions = parking_lot::Mutex::new(Sessions::default());
-        AppState(Arc::new(Inner { shared, config, metrics, heavy, windows, sessions, started: Instant::now() }))
+        let credentials = Credentials::new(config.token.as_deref(), config.read_token.as_deref());
+        let recompile = RecompileGate::new(config.recompile_every);
+        AppState(Arc::new(Inner {
+            shared,
+            config,
+            metrics,
+            heavy,
+            windows,
+            credentials,
+            throttle: Throttle::default(),
+            sessions: parking_lot::Mutex::default(),
+            recompile,
+            started: Instant::now(),
+        }))
     }
 
     /// `value` as a JSON answer within the server's JSON budget, or 413

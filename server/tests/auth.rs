@@ -1,6 +1,7 @@
 //! Bearer-token authentication: with a token set every route but /healthz
-//! refuses requests without it (401, JSON, WWW-Authenticate); without a
-//! token no header is needed.
+//! refuses requests without it (401, JSON, WWW-Authenticate), the long
+//! ones (a profile window) and /logout included; without a token no header
+//! is needed. The roles, the throttle and the cookie's port: `roles.rs`.
 
 mod support;
 
@@ -19,7 +20,8 @@ fn assert_refused(answer: &Answer, what: &str) {
     assert!(challenge.to_str().unwrap().starts_with("Bearer"), "{what}: {challenge:?}");
 }
 
-#[tokio::test]
+// The clock is paused: a wrong token's wait passes at once.
+#[tokio::test(start_paused = true)]
 async fn with_a_token_every_route_but_healthz_refuses_bad_credentials() {
     let fixture = Fixture::with_token();
     let wrong = [
@@ -35,7 +37,8 @@ async fn with_a_token_every_route_but_healthz_refuses_bad_credentials() {
         Some("Basic s3cret-token"),
         Some("Token s3cret-token"),
     ];
-    for (verb, path, body) in ROUTES.iter().chain(&[("GET", "/no-such-route", "")]) {
+    let more = [("GET", "/no-such-route", ""), ("GET", "/debug/pprof/profile?seconds=1", ""), ("POST", "/logout", "")];
+    for (verb, path, body) in ROUTES.iter().chain(&more) {
         if *path == "/healthz" {
             continue;
         }
@@ -44,7 +47,8 @@ async fn with_a_token_every_route_but_healthz_refuses_bad_credentials() {
             assert_refused(&answer, &format!("{verb} {path} with {authorization:?}"));
         }
         // Refused before the parameters are looked at.
-        let answer = call(&fixture, verb, &format!("{path}?limit=0"), body, None).await;
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let answer = call(&fixture, verb, &format!("{path}{separator}limit=0"), body, None).await;
         assert_refused(&answer, &format!("{verb} {path}?limit=0"));
     }
     assert_eq!(fixture.shared.profile.lock().tree.total().samples, TOTAL_SAMPLES, "a refused purge purged");
@@ -66,12 +70,14 @@ async fn with_a_token_the_right_bearer_header_is_accepted_everywhere() {
 }
 
 #[tokio::test]
-async fn healthz_needs_no_token() {
+async fn healthz_needs_no_token_and_names_pcct_and_its_process() {
     let fixture = Fixture::with_token();
     for authorization in [None, Some("Bearer wrong"), Some("Basic abc")] {
         let answer = call(&fixture, "GET", "/healthz", "", authorization).await;
         assert_eq!(answer.status, StatusCode::OK, "{authorization:?}");
         assert_eq!(answer.text(), "ok\n");
+        let identity = answer.headers["x-pcct-agent"].to_str().unwrap().to_string();
+        assert!(identity.starts_with("pcct/") && identity.ends_with(&format!(" pid={}", std::process::id())));
     }
 }
 
@@ -95,16 +101,16 @@ async fn a_token_in_the_query_string_is_not_a_credential() {
 
 #[test]
 fn the_comparison_is_exact() {
-    use pcct_server::auth::constant_time_eq;
-    assert!(constant_time_eq(TOKEN.as_bytes(), TOKEN.as_bytes()));
-    assert!(!constant_time_eq(TOKEN.as_bytes(), &TOKEN.as_bytes()[1..]));
+    use pcct_server::secret::same_secret;
+    assert!(same_secret(TOKEN.as_bytes(), TOKEN.as_bytes()));
+    assert!(!same_secret(TOKEN.as_bytes(), &TOKEN.as_bytes()[1..]));
     let mut flipped = TOKEN.as_bytes().to_vec();
     for index in 0..flipped.len() {
         flipped[index] ^= 1;
-        assert!(!constant_time_eq(TOKEN.as_bytes(), &flipped), "byte {index}");
+        assert!(!same_secret(TOKEN.as_bytes(), &flipped), "byte {index}");
         flipped[index] ^= 1;
     }
-    assert!(constant_time_eq(b"", b""));
+    assert!(same_secret(b"", b""));
 }
 
 /// The session cookie a successful login sets (`name=value`).
@@ -145,7 +151,7 @@ async fn a_browser_logs_in_with_the_token_and_then_uses_a_session_cookie() {
         .await;
     assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
     assert!(wrong.text().contains("not the token") && wrong.headers.get(header::SET_COOKIE).is_none());
-    assert!(started.elapsed() >= std::time::Duration::from_millis(400));
+    assert!(started.elapsed() >= pcct_server::throttle::PENALTY);
     // From another origin, even the right token is refused.
     let foreign = [
         ("content-type", "application/x-www-form-urlencoded"),

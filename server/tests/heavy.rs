@@ -1,5 +1,8 @@
-//! Heavy requests (reports, collapsed stacks, the flame graph, the tree)
-//! are bounded by the jobs they start, not by the requests in flight: a
+//! Heavy requests (every route that starts work on a blocking thread:
+//! reports, collapsed stacks, the flame graph, the tree, pprof, hot lists
+//! beyond their lists, the joins with the inline table, the advice and
+//! directives, a recompile request's check, a profile window's start) are
+//! bounded by the jobs they start, not by the requests in flight: a
 //! client that sends 200 of them over a real socket and disconnects at
 //! once leaves at most `heavy_requests` (2) blocking jobs alive, counted by
 //! `/api/status`'s `heavy_jobs`.
@@ -12,7 +15,7 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use pcct_server::{AppConfig, ServerConfig};
+use pcct_server::ServerConfig;
 use serde_json::Value;
 use support::socket::*;
 use support::*;
@@ -21,8 +24,24 @@ use support::*;
 /// stacks take long enough for requests to pile up behind them.
 const STACKS: usize = 20_000;
 
-const HEAVY: [&str; 4] =
-    ["/api/collapsed", "/flamegraph.svg", "/api/reports/xtree?min_share=0", "/api/tree?min_share=0"];
+/// Every route that starts blocking work: (method, path, body).
+const HEAVY: [(&str, &str, &str); 15] = [
+    ("GET", "/api/collapsed", ""),
+    ("GET", "/flamegraph.svg", ""),
+    ("GET", "/api/reports/xtree?min_share=0", ""),
+    ("GET", "/api/reports/xarc", ""),
+    ("GET", "/api/reports/xprof", ""),
+    ("GET", "/api/reports/sites", ""),
+    ("GET", "/api/tree?min_share=0", ""),
+    ("GET", "/api/pprof", ""),
+    ("GET", "/api/hot-edges?limit=1000", ""),
+    ("GET", "/api/hot-nodes?limit=1000&resource=wall", ""),
+    ("GET", "/api/sites?limit=1000&resource=samples", ""),
+    ("GET", "/api/jit/advice?limit=1000&min_share=0", ""),
+    ("GET", "/api/jit/directives?min_share=0", ""),
+    ("GET", "/debug/pprof/profile?seconds=1", ""),
+    ("POST", "/api/jit/recompile", r#"{"classes": ["demo.Work"]}"#),
+];
 
 /// `/api/status`'s `heavy_jobs`, or `None` when the connection was refused
 /// (closed at once while the server holds its 64 connections).
@@ -69,14 +88,17 @@ fn answered(address: SocketAddr, path: &str) {
 
 #[test]
 fn dropped_heavy_requests_leave_at_most_two_jobs_alive() {
-    let fixture = Fixture::sizable(AppConfig::default(), STACKS);
+    let fixture = Fixture::sizable(open_config(), STACKS);
     let server = Server::start_with(fixture, ServerConfig::default());
     let address = server.address();
     for index in 0..200 {
         let mut stream = TcpStream::connect(address).expect("connect");
-        let path = HEAVY[index % HEAVY.len()];
+        let (method, path, body) = HEAVY[index % HEAVY.len()];
+        let typed = if method == "POST" { "Content-Type: application/json\r\n" } else { "" };
+        let head =
+            format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n{typed}Content-Length: {}\r\n\r\n", body.len());
         // The server may already have closed a connection beyond its cap.
-        let _ = write!(stream, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+        let _ = write!(stream, "{head}{body}");
         drop(stream);
     }
     poll_heavy_jobs(address, "no dropped request started a job", |jobs| jobs["started"].as_u64() >= Some(1));

@@ -109,10 +109,13 @@ async fn the_advice_ranks_the_call_and_the_directives_name_every_method_that_can
 
 #[tokio::test]
 async fn recompile_requests_go_to_the_jit_thread_and_are_refused_without_one() {
-    let fixture = Fixture::new();
-    // The fixture's stand-in JIT thread answers.
-    let answer = fixture.post("/api/jit/recompile", r#"{"classes": ["demo.Work", "demo.Io"]}"#).await.ok_json();
-    assert_eq!(answer["not_found"], serde_json::json!(["demo.Work", "demo.Io"]));
+    let unlimited = pcct_server::AppConfig { recompile_every: std::time::Duration::ZERO, ..open_config() };
+    let fixture = Fixture::with_config(unlimited);
+    // The fixture's stand-in JIT thread answers (the classes in order, once each).
+    let body = r#"{"classes": ["demo.Work", "demo.Io", "demo.Work"]}"#;
+    let answer = fixture.post("/api/jit/recompile", body).await.ok_json();
+    assert_eq!(answer["not_found"], serde_json::json!(["demo.Io", "demo.Work"]));
+    assert_eq!(answer["repeated"], false);
     fixture.post("/api/jit/recompile", r#"{"classes": []}"#).await.bad_parameter("classes");
     fixture.post("/api/jit/recompile", r#"{"classes": ["a"], "all": true}"#).await.bad_parameter("all");
 

@@ -37,9 +37,22 @@ fn run(tool: &str, args: &[&str], install: &str) -> String {
 fn the_manifest_passes_the_kubernetes_schemas() {
     let manifest = deploy("kubernetes/pcct-jvm.yaml");
     let text = run("kubernetes-validate", &["--strict", manifest.to_str().unwrap()], "deploy");
-    for resource in ["secret/pcct-token", "deployment/shop", "service/shop-pcct"] {
+    for resource in ["deployment/shop", "service/shop-pcct"] {
         assert!(text.contains(&format!("passed for resource {resource}")), "{text}");
     }
+}
+
+/// No token is in the repository: the manifest names the Secret it takes
+/// them from, and holds none.
+#[test]
+fn the_manifest_holds_no_secret_value() {
+    let manifest = read("kubernetes/pcct-jvm.yaml");
+    for needle in ["kind: Secret", "stringData", "\n  data:", "change-me"] {
+        assert!(!manifest.contains(needle), "the manifest holds a secret value ({needle:?})");
+    }
+    assert!(
+        manifest.contains("secretName: pcct-tokens") && manifest.contains("kubectl create secret generic pcct-tokens")
+    );
 }
 
 #[test]
@@ -63,7 +76,7 @@ fn the_alloy_configuration_asks_what_the_manifest_serves() {
         ("path    = \"/debug/pprof/profile\"", None),
         ("__meta_kubernetes_pod_annotation_pcct_io_scrape", Some("pcct.io/scrape: \"true\"")),
         ("__meta_kubernetes_pod_annotation_pcct_io_port", Some("pcct.io/port: \"7070\"")),
-        ("bearer_token_file = \"/etc/pcct/token\"", Some("secretName: pcct-token")),
+        ("bearer_token_file = \"/etc/pcct/token\"", Some("secretName: pcct-tokens")),
     ] {
         assert!(alloy.contains(needle), "the Alloy file lacks {needle}");
         if let Some(wanted) = in_manifest {
@@ -87,10 +100,14 @@ one_jdk! {
     fn the_manifests_agent_options_serve_both_scrapers(jdk) {
         let fixture = Fixture::new("deploy");
         let token_file = fixture.path("token");
-        std::fs::write(&token_file, "a-deploy-test-token\n").expect("token");
-        std::fs::set_permissions(&token_file, std::os::unix::fs::PermissionsExt::from_mode(0o400)).expect("chmod");
+        let read_token_file = fixture.path("read-token");
+        for (file, token) in [(&token_file, "a-deploy-test-token"), (&read_token_file, "a-deploy-read-token")] {
+            std::fs::write(file, format!("{token}\n")).expect("token");
+            std::fs::set_permissions(file, std::os::unix::fs::PermissionsExt::from_mode(0o400)).expect("chmod");
+        }
         let options = manifest_agent_options()
             .replace("/agent/token", token_file.to_str().unwrap())
+            .replace("/agent/read-token", read_token_file.to_str().unwrap())
             .replace("$(POD_NAME)", "shop-1")
             .replace("bind=0.0.0.0", "bind=127.0.0.1")
             .replace("port=7070", "port=0")
@@ -100,7 +117,9 @@ one_jdk! {
         served.jvm.wait_for_stdout_line("ready", Duration::from_secs(60));
         let anonymous = served.client.clone();
         assert_eq!(anonymous.get("/debug/pprof/profile?seconds=1").expect("answer").status, 401);
-        let client = served.client.clone().with_token("a-deploy-test-token");
+        // The scrapers hold the read-only token: it reads, and cannot change the JVM.
+        let client = served.client.clone().with_token("a-deploy-read-token");
+        assert_eq!(client.post("/api/purge", "").expect("an answer").status, 403);
         let window = client.get("/debug/pprof/profile?seconds=2").expect("a window");
         assert_eq!(window.status, 200, "{}", window.text());
         let profile = pprof::decode(&window.body).expect("pprof");

@@ -576,6 +576,8 @@ const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/collapsed", ""),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", r#"{"running": true}"#),
+    ("GET", "/debug/pprof/profile?seconds=1", ""),
+    ("POST", "/logout", ""),
 ];
 
 one_jdk! {
@@ -583,11 +585,11 @@ one_jdk! {
     /// WWW-Authenticate challenge) without the token or with a wrong one,
     /// and its normal answer with it; /healthz needs none.
     fn token_guards_every_route_but_healthz(jdk) {
-        const TOKEN: &str = "s3cret-Token_42";
+        const TOKEN: &str = "s3cret-Token_42-long";
         let fixture = Fixture::new("http-token");
         let served = live_target(jdk, &fixture, &format!("interval=1ms,token={TOKEN}"));
         let anonymous = served.client.clone();
-        let wrong = anonymous.clone().with_token("s3cret-Token_43");
+        let wrong = anonymous.clone().with_token("s3cret-Token_43-long");
         let authorised = anonymous.clone().with_token(TOKEN);
         let request = |client: &Client, method: &str, path: &str, body: &str| {
             let body = (method == "POST").then_some(body.as_bytes());
@@ -601,7 +603,11 @@ one_jdk! {
                 assert!(response.json()["error"].is_string(), "{method} {path}: {}", response.text());
             }
             let response = request(&authorised, method, path, body);
-            let expected = if path == "/no-such-route" { 404 } else { 200 };
+            let expected = match path {
+                "/no-such-route" => 404,
+                "/logout" => 303,
+                _ => 200,
+            };
             assert_eq!(response.status, expected, "{method} {path} with the token: {}", response.text());
         }
         for client in [&anonymous, &wrong, &authorised] {

@@ -23,6 +23,11 @@ use serde_json::Value;
 /// seconds of the worker's CPU, on a machine that may be loaded.
 const COMPILED: Duration = Duration::from_secs(90);
 
+/// Recompile requests without a token (these tests are about the loop,
+/// not its guard: `security.rs` runs it with the control token), at most
+/// one a second.
+const OPEN_RECOMPILE: &str = "recompile=unsafe-without-token,recompile_every=1s";
+
 const CALLER: &str = "JitAdvice.escape";
 const TOO_BIG: &str = "JitAdvice$Complex.times";
 const SMALL: &str = "JitAdvice$Complex.plus";
@@ -92,7 +97,7 @@ per_jdk! {
     fn advise_apply_gets_a_hot_call_inlined_and_remove_takes_it_back(jdk) {
         let fixture = Fixture::new("jit-advise-apply");
         let profile = fixture.path("profile.json");
-        let served = start(jdk, &fixture, &format!("interval=1ms,file={}", profile.display()));
+        let served = start(jdk, &fixture, &format!("interval=1ms,{OPEN_RECOMPILE},file={}", profile.display()));
         let client = served.client.clone();
         let big = wait_for_edge(&client, TOO_BIG, false, COMPILED);
         assert!(big["compiled_in"].is_string(), "{big:#}");
@@ -247,7 +252,7 @@ per_jdk! {
             .flag("-XX:CompilerDirectivesLimit=3")
             .arg("600")
             .arg("--until-eof");
-        let mut served = start_served(jvm, &fixture, "interval=1ms");
+        let mut served = start_served(jvm, &fixture, &format!("interval=1ms,{OPEN_RECOMPILE}"));
         served.jvm.wait_for_stdout_line("ready", COMPILED);
         let client = served.client.clone();
         wait_for_edge(&client, TOO_BIG, false, COMPILED);

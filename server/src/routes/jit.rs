@@ -3,18 +3,28 @@
 //! table, `pcct_jit`), advice as compiler directives, and recompiling
 //! classes so that new directives take effect.
 //!
-//! The hot edges and their calling contexts are copied under the profile
-//! lock (ids only, `pcct_jit::profile::EdgeContexts`; a heavy job on a copy
-//! of the profile when the hot-edge list does not cover them), then named
-//! and joined on a blocking thread ([`join`]): under the inline table's
-//! lock (which the sampler never takes) only what the join reads is copied
-//! (`InlineTable::extract`), and the join runs after it is released.
-//! A recompile request is queued for the agent's JIT thread, which
+//! The advice is one heavy job (`crate::heavy`: a permit first, given up
+//! when the client goes away): the hot edges and their calling contexts
+//! are copied under the profile lock (ids only,
+//! `pcct_jit::profile::EdgeContexts`; from a copy of the profile when the
+//! hot-edge list does not cover them), then named and joined: under the
+//! inline table's lock (which the sampler never takes) only what the join
+//! reads is copied (`InlineTable::extract`), and the join runs after it is
+//! released.
+//!
+//! A recompile request costs the JVM its compiled code, so it is guarded
+//! more than any other route: it needs the control token (or the agent's
+//! explicit `recompile=unsafe-without-token`), names only classes the
+//! current advice names, and goes through [`crate::recompile`] (one at a
+//! time, at most one per `recompile_every`, a retry joins or repeats the
+//! request it retries). It is queued for the agent's JIT thread, which
 //! retransforms the classes (one VM operation); the handler waits for its
-//! answer, at most [`RECOMPILE_WAIT`].
+//! answer on the async runtime, at most [`RECOMPILE_WAIT`].
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use std::collections::BTreeSet;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -25,20 +35,24 @@ use pcct::{MethodTable, NodeId};
 use pcct_jit::directives::{directives, render, to_inline};
 use pcct_jit::live::{AdviceReport, Refused, MAX_CLASSES};
 use pcct_jit::profile::{self, EdgeContexts};
+use pcct_jit::{Advice, RecompileReport};
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Profile;
 use serde::Serialize;
 
 use super::hot::MAX_HOT_NODE_STEPS;
 use crate::error::ApiError;
-use crate::heavy::with_snapshot;
+use crate::heavy::{self, Cancel};
 use crate::params::Params;
+use crate::recompile::{Answer, Decision, Outcome};
 use crate::state::{AppState, ProfileHeader};
 
 /// Hot edges weighed for advice (the hot-edge list's default length).
 pub const ADVICE_EDGES: usize = 1024;
 /// Longest wait for a recompile request's answer.
 pub const RECOMPILE_WAIT: Duration = Duration::from_secs(60);
+/// When to retry a request an identical one overtook.
+const RETRY_SOON: Duration = Duration::from_secs(1);
 /// Longest class name a recompile request may give.
 pub const MAX_CLASS_NAME: usize = 1024;
 
@@ -56,19 +70,18 @@ fn copy(state: &AppState, profile: &Profile, nodes: &[NodeId]) -> Copied {
     (state.header(&profile.tree), contexts, Arc::clone(&profile.methods))
 }
 
-/// The hottest [`ADVICE_EDGES`] edges with their contexts.
-async fn hot_edge_contexts(state: &AppState) -> Result<Copied, ApiError> {
+/// The hottest [`ADVICE_EDGES`] edges with their contexts: from the
+/// hot-edge list under the lock, else from a copy of the profile (none
+/// when the request is gone by then). Blocking: run it in a heavy job.
+fn hot_edge_contexts(state: &AppState, cancel: &Cancel) -> Option<Copied> {
     let listed = {
         let profile = state.shared.profile.lock();
         profile.tree.listed_top_edges(ADVICE_EDGES).map(|edges| copy(state, &profile, &edges))
     };
-    match listed {
-        Some(copied) => Ok(copied),
-        None => {
-            let job_state = state.clone();
-            with_snapshot(state, move |profile| copy(&job_state, &profile, &profile.tree.top_edges(ADVICE_EDGES))).await
-        }
-    }
+    listed.or_else(|| {
+        let profile = (!cancel.is_set()).then(|| state.shared.snapshot())?;
+        Some(copy(state, &profile, &profile.tree.top_edges(ADVICE_EDGES)))
+    })
 }
 
 /// `limit` (1..1000, 20) and `min_share` (0..1, 0.01) of the advice routes.
@@ -79,23 +92,31 @@ fn advice_params(query: Option<&str>) -> Result<(usize, f64), ApiError> {
     Ok((limit, min_share))
 }
 
-/// Runs `work` (a join with the inline table) on a blocking thread: it
-/// names methods and walks every edge's path, too long for a runtime worker.
+/// Runs `work` (a join with the inline table) as a heavy job: it names
+/// methods and walks every edge's path, too long for a runtime worker.
 pub async fn join<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce(&pcct_jit::Jit) -> T + Send + 'static,
 ) -> Result<T, ApiError> {
     let shared = Arc::clone(&state.shared);
-    tokio::task::spawn_blocking(move || work(&shared.jit))
-        .await
-        .map_err(|_| ApiError::internal("the join with the inline table failed"))
+    heavy::blocking(state, move |_| work(&shared.jit)).await
 }
 
+/// The advice of the hottest edges, from `min_share` on, at most `limit`
+/// of each kind: one heavy job, stopped between its steps when the
+/// request is gone.
 async fn advice_answer(state: &AppState, limit: usize, min_share: f64) -> Result<AdviceAnswer, ApiError> {
-    let (header, contexts, methods) = hot_edge_contexts(state).await?;
-    let advice = join(state, move |jit| profile::advice(jit, &methods, &contexts, min_share, limit, now_ns())).await?;
-    let report = AdviceReport { jit: state.shared.jit.summary(), min_share, advice };
-    Ok(AdviceAnswer { profile: header, report })
+    let job_state = state.clone();
+    let answer = heavy::blocking(state, move |cancel| {
+        let (header, contexts, methods) = hot_edge_contexts(&job_state, cancel)?;
+        if cancel.is_set() {
+            return None;
+        }
+        let jit = &job_state.shared.jit;
+        let advice = profile::advice(jit, &methods, &contexts, min_share, limit, now_ns());
+        Some(AdviceAnswer { profile: header, report: AdviceReport { jit: jit.summary(), min_share, advice } })
+    });
+    answer.await?.ok_or_else(|| ApiError::internal("the advice was abandoned"))
 }
 
 /// `GET /api/jit/advice?limit=1..1000 (20)&min_share=0..1 (0.01)`
@@ -143,6 +164,97 @@ fn parse_classes(body: &[u8]) -> Result<Vec<String>, ApiError> {
         .collect()
 }
 
+/// The classes an advice names: of every edge's caller, callee, the code
+/// that runs it and the methods whose compilations may hold it.
+fn advised_classes(advice: &Advice) -> BTreeSet<String> {
+    let edges = advice.not_inlined.iter().chain(&advice.inlined).chain(&advice.unknown);
+    edges
+        .flat_map(|edge| {
+            let methods = [&edge.caller, &edge.callee].into_iter().chain(&edge.compiled_in).chain(&edge.roots);
+            methods.map(|method| method.class.clone())
+        })
+        .collect()
+}
+
+/// 403 when recompiling is not open to this server's clients: it needs a
+/// control token, or the agent's explicit opt-in.
+fn recompile_allowed(state: &AppState) -> Result<(), ApiError> {
+    if state.credentials.has_control() || state.config.recompile_without_token {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(
+        "recompiling needs a control token (the agent's token= or token_file=): each request costs the JVM its \
+         compiled code; recompile=unsafe-without-token serves it to anyone who reaches this port",
+    ))
+}
+
+/// 400 naming the first of `classes` the current advice does not name.
+async fn check_advised(state: &AppState, classes: &[String]) -> Result<(), ApiError> {
+    let answer = advice_answer(state, super::MAX_LIMIT as usize, 0.0).await?;
+    let named = advised_classes(&answer.report.advice);
+    match classes.iter().find(|class| !named.contains(*class)) {
+        None => Ok(()),
+        Some(stray) => Err(ApiError::parameter(
+            "classes",
+            format!(
+                "{stray} is not named by the current JIT advice (/api/jit/advice); only its classes are recompiled"
+            ),
+        )),
+    }
+}
+
+/// Queues a request for `classes` with the JIT thread unless the gate
+/// says otherwise; where its answer comes.
+fn submit(state: &AppState, classes: Vec<String>) -> Result<Answer, ApiError> {
+    let (decision, start) = state.recompile.claim(&classes)?;
+    let Some(start) = start else {
+        return match decision {
+            Decision::Join(answer) => Ok(answer),
+            // Done meanwhile by an identical request: wait for nothing new.
+            _ => Err(ApiError::too_many("an identical recompile request has just been answered", RETRY_SOON)),
+        };
+    };
+    start.send(|reply| state.shared.jit.submit(classes, reply)).map_err(|refused| match refused {
+        Refused::Unavailable(why) => {
+            ApiError::new(StatusCode::CONFLICT, format!("recompiling is not available: {why}"))
+        }
+        Refused::Busy => ApiError::busy("too many recompile requests wait already; retry later"),
+    })
+}
+
+/// What a recompile request answers: the JIT thread's report, and whether
+/// it is that of an earlier identical request (nothing done again).
+#[derive(Serialize)]
+struct RecompileAnswer {
+    #[serde(flatten)]
+    report: RecompileReport,
+    repeated: bool,
+}
+
+fn answer(state: &AppState, outcome: Outcome, repeated: bool) -> Result<Response, ApiError> {
+    match outcome {
+        Ok(report) => state.json(None, &RecompileAnswer { report, repeated }),
+        Err(error) => Err(ApiError::internal(format!("the JIT thread could not retransform: {error}"))),
+    }
+}
+
+/// Waits (on the runtime) for the JIT thread's answer, at most [`RECOMPILE_WAIT`].
+async fn wait(mut answer: Answer) -> Result<Outcome, ApiError> {
+    let waited = tokio::time::timeout(RECOMPILE_WAIT, answer.wait_for(Option::is_some)).await;
+    match waited {
+        Ok(Ok(outcome)) => Ok(outcome.clone().unwrap_or_else(|| Err("no answer".to_string()))),
+        Ok(Err(_)) => Err(ApiError::internal("the JIT thread's answer was lost")),
+        Err(_) => Err(ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "the JIT thread did not answer within {} s; the request stays queued: a retry with the same \
+                 classes waits for its answer and does not recompile again",
+                RECOMPILE_WAIT.as_secs()
+            ),
+        )),
+    }
+}
+
 /// `POST /api/jit/recompile` with `{"classes": ["pkg.Class", ...]}`:
 /// retransforms them, so HotSpot compiles their code (and code that
 /// inlined their methods) again, under the compiler directives in force.
@@ -152,28 +264,20 @@ pub async fn recompile(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
-    let body = body?;
-    let classes = parse_classes(&body)?;
-    let answer = state.shared.jit.submit(classes).map_err(|refused| match refused {
-        Refused::Unavailable(why) => ApiError {
-            status: StatusCode::CONFLICT,
-            message: format!("recompiling is not available: {why}"),
-            parameter: None,
-        },
-        Refused::Busy => ApiError::busy("too many recompile requests wait already; retry later"),
-    })?;
-    let waited = tokio::task::spawn_blocking(move || answer.recv_timeout(RECOMPILE_WAIT))
-        .await
-        .map_err(|error| ApiError::internal(format!("the wait for the JIT thread failed: {error}")))?;
-    match waited {
-        Ok(Ok(report)) => state.json(None, &report),
-        Ok(Err(error)) => Err(ApiError::internal(format!("the JIT thread could not retransform: {error}"))),
-        Err(_) => Err(ApiError {
-            status: StatusCode::GATEWAY_TIMEOUT,
-            message: format!("the JIT thread did not answer within {} s", RECOMPILE_WAIT.as_secs()),
-            parameter: None,
-        }),
-    }
+    recompile_allowed(&state)?;
+    let mut classes = parse_classes(&body?)?;
+    classes.sort();
+    classes.dedup();
+    let pending = match state.recompile.decide(&classes)? {
+        Decision::Repeat(outcome) => return answer(&state, outcome, true),
+        Decision::Join(pending) => pending,
+        Decision::Start => {
+            check_advised(&state, &classes).await?;
+            submit(&state, classes)?
+        }
+    };
+    let outcome = wait(pending).await?;
+    answer(&state, outcome, false)
 }
 
 #[cfg(test)]

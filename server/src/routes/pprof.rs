@@ -1,7 +1,9 @@
 //! pprof over HTTP, as Go services serve it, so `go tool pprof`, Grafana
 //! Alloy's `pyroscope.scrape` and Parca read a JVM like any Go program:
 //! - `GET /debug/pprof/profile?seconds=N`: waits N seconds and answers the
-//!   profile of that window only (`crate::window`);
+//!   profile of that window only (`crate::window`); its start and its end
+//!   are heavy jobs, and a client that goes away meanwhile ends the window
+//!   (its start's copy is dropped with the request);
 //! - `GET /api/pprof`: the whole profile since its last purge.
 //!
 //! Both answer gzipped `profile.proto` (`application/octet-stream`), every
@@ -88,10 +90,9 @@ pub async fn window(
     let options = ReportOptions { metric: params.metric(state.config.report_metric)?, min_cum_share: 0.0 };
     // The connection outlives its usual lifetime for this request.
     let _long = long.map(|Extension(long)| long.hold());
+    // Opening copies every node's weights: a heavy job, as the end is.
     let (shared, budget) = (state.shared.clone(), state.windows.clone());
-    let open = tokio::task::spawn_blocking(move || window::open(&shared, &budget))
-        .await
-        .map_err(|_| ApiError::internal("the window could not start"))??;
+    let open = crate::heavy::blocking(&state, move |_| window::open(&shared, &budget)).await??;
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let (shared, text_budget, period) = (state.shared.clone(), state.config.text_budget, period_ns(&state));
     let answer = state

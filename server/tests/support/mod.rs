@@ -8,6 +8,7 @@
 
 pub mod socket;
 
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use pcct::{Frame, LineEntry, Marks, MethodId, TreeConfig, Weight};
 use pcct_sampler::recent::{Broken, Outcome, SampleRecord, Walker, TOP_FRAMES};
 use pcct_sampler::{SamplerConfig, Shared};
+use pcct_server::serve::Connection;
 use pcct_server::{app, AppConfig, AppState};
 use tower::ServiceExt;
 
@@ -84,8 +86,10 @@ pub const OBJECT: &str = "java.lang.Object";
 /// Contexts (frames) of each stack [`Fixture::sizable`] adds.
 pub const SIZABLE_DEPTH: usize = 10;
 
-/// The token of [`Fixture::with_token`].
-pub const TOKEN: &str = "s3cret-token";
+/// The control token of [`Fixture::with_token`] and [`Fixture::with_tokens`].
+pub const TOKEN: &str = "s3cret-token-0123";
+/// The read-only token of [`Fixture::with_tokens`].
+pub const READ_TOKEN: &str = "read-only-token-4567";
 
 #[derive(Clone, Copy)]
 pub struct Methods {
@@ -113,13 +117,26 @@ pub fn outcome_of(seq: u64) -> Outcome {
     }
 }
 
+/// The fixtures' server settings: the defaults, but recompile requests
+/// served without a token, so that every route answers in every test
+/// (`tests/recompile.rs` checks the default, which refuses them).
+pub fn open_config() -> AppConfig {
+    AppConfig { recompile_without_token: true, ..AppConfig::default() }
+}
+
 impl Fixture {
     pub fn new() -> Fixture {
-        Fixture::with_config(AppConfig::default())
+        Fixture::with_config(open_config())
     }
 
     pub fn with_token() -> Fixture {
         Fixture::with_config(AppConfig { token: Some(TOKEN.to_string()), ..AppConfig::default() })
+    }
+
+    /// The control token [`TOKEN`] and the read-only token [`READ_TOKEN`].
+    pub fn with_tokens() -> Fixture {
+        let tokens = AppConfig { read_token: Some(READ_TOKEN.to_string()), ..AppConfig::default() };
+        Fixture::with_config(AppConfig { token: Some(TOKEN.to_string()), ..tokens })
     }
 
     pub fn with_config(config: AppConfig) -> Fixture {
@@ -152,6 +169,21 @@ impl Fixture {
 
     /// The synthetic profile in a tree configured by `tree`.
     pub fn with_tree(config: AppConfig, tree: TreeConfig) -> Fixture {
+        let fixture = Fixture::unserved(config, tree);
+        serve_recompile_requests(&fixture.shared);
+        fixture
+    }
+
+    /// [`Fixture::with_config`] whose recompile requests are queued and
+    /// never answered: no thread stands in for the agent's JIT thread
+    /// (the test takes the requests with `next_work`).
+    pub fn without_jit_thread(config: AppConfig) -> Fixture {
+        let fixture = Fixture::unserved(config, TreeConfig { arena_bytes: 1 << 20, ..TreeConfig::default() });
+        fixture.shared.jit.set_serving(true);
+        fixture
+    }
+
+    fn unserved(config: AppConfig, tree: TreeConfig) -> Fixture {
         let sampler = SamplerConfig { recent_capacity: RING_CAPACITY, tree, ..SamplerConfig::default() };
         let shared = Arc::new(Shared::new(sampler).expect("the sampler state needs no JVM"));
         let methods = {
@@ -260,7 +292,6 @@ impl Fixture {
         }
         shared.counters.samples_recorded.store(COUNTED_RECORDED, Ordering::Relaxed);
         shared.counters.samples_filtered.store(COUNTED_FILTERED, Ordering::Relaxed);
-        serve_recompile_requests(&shared);
         let state = AppState::new(Arc::clone(&shared), config);
         Fixture { shared, state, methods }
     }
@@ -286,18 +317,44 @@ impl Fixture {
 
     /// Sends a request with exactly `headers`.
     pub async fn send_raw(&self, method: Method, uri: &str, headers: &[(&str, &str)], body: Body) -> Answer {
-        let mut request = Request::builder().method(method).uri(uri);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request.body(body).expect("a valid request");
-        let response = app(self.state.clone()).oneshot(request).await.expect("the router is infallible");
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = to_bytes(response.into_body(), 64 << 20).await.expect("a readable body").to_vec();
-        Answer { status, headers, body }
+        send_on(&self.state, None, method, uri, headers, body).await
     }
 }
+
+/// Sends a request with exactly `headers` to `state`'s app, as if it came
+/// on `connection` (from its peer to its local address) when one is given.
+pub async fn send_on(
+    state: &AppState,
+    connection: Option<Connection>,
+    method: Method,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: Body,
+) -> Answer {
+    let mut request = Request::builder().method(method).uri(uri);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    if let Some(connection) = connection {
+        request = request.extension(connection);
+    }
+    let request = request.body(body).expect("a valid request");
+    let response = app(state.clone()).oneshot(request).await.expect("the router is infallible");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = to_bytes(response.into_body(), 64 << 20).await.expect("a readable body").to_vec();
+    Answer { status, headers, body }
+}
+
+/// A connection from `peer` (an IP address) to port `port` of loopback.
+pub fn connection(peer: &str, port: u16) -> Connection {
+    Connection {
+        peer: SocketAddr::new(peer.parse().expect("an IP address"), 40000),
+        local: ([127, 0, 0, 1], port).into(),
+    }
+}
+
+impl Fixture {}
 
 impl Default for Fixture {
     fn default() -> Self {
@@ -351,7 +408,9 @@ impl Answer {
     }
 }
 
-/// Every route: (method, path, body of a valid request).
+/// Every route: (method, path, body of a valid request). Recompiling
+/// comes before purging: it may name only classes the profile's advice
+/// names.
 pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/", ""),
     ("GET", "/healthz", ""),
@@ -370,11 +429,11 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/reports/sites", ""),
     ("GET", "/api/collapsed", ""),
     ("GET", "/api/pprof", ""),
-    ("POST", "/api/purge", ""),
-    ("POST", "/api/sampling", "{}"),
     ("GET", "/api/jit/advice", ""),
     ("GET", "/api/jit/directives", ""),
     ("POST", "/api/jit/recompile", r#"{"classes": ["demo.Work"]}"#),
+    ("POST", "/api/purge", ""),
+    ("POST", "/api/sampling", "{}"),
 ];
 
 /// The query parameters each route that validates its query takes.
