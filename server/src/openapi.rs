@@ -21,8 +21,10 @@ use serde_json::{json, Map, Value};
 pub enum Access {
     /// No token ever (`/healthz`, the login form).
     Public,
-    /// With `token=` set, the token (or the session cookie of `/login`).
-    Token,
+    /// The read-only token or the control token.
+    Read,
+    /// The control token only.
+    Control,
 }
 
 /// What a query parameter takes.
@@ -100,7 +102,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/",
         summary: "The live page",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: HTML,
@@ -136,7 +138,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/logout",
         summary: "End the session",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: HTML,
@@ -145,7 +147,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/metrics",
         summary: "Prometheus text exposition (docs/metrics.md)",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: TEXT,
@@ -154,7 +156,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/flamegraph.svg",
         summary: "A flame graph rendered by inferno, with its search and zoom",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             Param { name: "title", kind: Kind::Text { max_chars: 200 }, doc: "the graph's title" },
             Param {
@@ -182,7 +184,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/status",
         summary: "Options in force, JVM and agent, counters, profile size, walker and JIT state",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: JSON,
@@ -191,7 +193,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-methods",
         summary: "Methods ranked by self or total weight, with their shares",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             LIMIT,
             Param {
@@ -208,7 +210,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-edges",
         summary: "Hot call edges: caller, call site, callee, share, and what the JIT made of the call",
-        access: Access::Token,
+        access: Access::Read,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -217,7 +219,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/hot-nodes",
         summary: "The hottest calling contexts with their full paths",
-        access: Access::Token,
+        access: Access::Read,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -226,7 +228,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/sites",
         summary: "Allocation and monitor sites: (type or monitor class, context) ranked by the resource",
-        access: Access::Token,
+        access: Access::Read,
         params: &[LIMIT, RESOURCE],
         body: None,
         answers: JSON,
@@ -235,7 +237,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/tree",
         summary: "The subtrees under the contexts matching a path, nested and pruned",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             Param {
                 name: "path",
@@ -266,7 +268,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/samples",
         summary: "Recent raw samples, paged by sequence number",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             Param {
                 name: "since",
@@ -292,7 +294,7 @@ pub const ROUTES: &[Route] = &[
         path: "/api/reports/{kind}",
         summary:
             "Arcflow's xtree, xarc and xprof reports and HPROF's sites table, as text (kind: xtree, xarc, xprof, sites)",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             Param {
                 name: "min_share",
@@ -308,7 +310,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/collapsed",
         summary: "Collapsed stacks: `frame;frame value` lines",
-        access: Access::Token,
+        access: Access::Read,
         params: &[MIN_SHARE_0, RESOURCE],
         body: None,
         answers: TEXT,
@@ -317,7 +319,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/pprof",
         summary: "The profile since its last purge as gzipped pprof, every resource a sample type",
-        access: Access::Token,
+        access: Access::Read,
         params: &[Param { name: "metric", kind: Kind::Resource, doc: "the default sample type" }, MIN_SHARE_0],
         body: None,
         answers: "application/octet-stream",
@@ -326,7 +328,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/debug/pprof/profile",
         summary: "Waits, then answers the pprof of that window only",
-        access: Access::Token,
+        access: Access::Read,
         params: &[
             Param {
                 name: "seconds",
@@ -342,7 +344,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/purge",
         summary: "Clears the profile",
-        access: Access::Token,
+        access: Access::Control,
         params: &[],
         body: Some("empty"),
         answers: JSON,
@@ -351,7 +353,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/sampling",
         summary: "Pauses or resumes, changes the interval or the mode",
-        access: Access::Token,
+        access: Access::Control,
         params: &[],
         body: Some("`running` (boolean), `interval` (100us..1s, e.g. \"1ms\"), `mode` (cpu or wall); any of them"),
         answers: JSON,
@@ -360,7 +362,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/jit/advice",
         summary: "Hot calls HotSpot did not inline, ranked, with an action and why",
-        access: Access::Token,
+        access: Access::Read,
         params: &JIT_PARAMS,
         body: None,
         answers: JSON,
@@ -369,7 +371,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/jit/directives",
         summary: "A HotSpot compiler directives file that inlines the advised calls",
-        access: Access::Token,
+        access: Access::Read,
         params: &JIT_PARAMS,
         body: None,
         answers: JSON,
@@ -378,7 +380,7 @@ pub const ROUTES: &[Route] = &[
         method: "post",
         path: "/api/jit/recompile",
         summary: "Retransforms classes the advice names, so HotSpot compiles them again under the directives",
-        access: Access::Token,
+        access: Access::Control,
         params: &[],
         body: Some("`classes`: the class names (1..100)"),
         answers: JSON,
@@ -387,7 +389,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/docs/{page}",
         summary: "This build's documentation as HTML (readme, benchmarks, architecture, and each page of docs/)",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: HTML,
@@ -396,7 +398,7 @@ pub const ROUTES: &[Route] = &[
         method: "get",
         path: "/api/openapi.json",
         summary: "This document",
-        access: Access::Token,
+        access: Access::Read,
         params: &[],
         body: None,
         answers: JSON,
@@ -420,7 +422,7 @@ pub fn document() -> Value {
         "paths": Value::Object(paths),
         "components": {
             "securitySchemes": {
-                "token": { "type": "http", "scheme": "bearer", "description": "the agent's token (`token=` or `token_file=`), when one is set; or the session cookie of /login" },
+                "token": { "type": "http", "scheme": "bearer", "description": "the read-only token (`read_token=`) or the control token (`token=`); or the session cookie of /login" },
             },
             "schemas": {
                 "Error": {
@@ -445,6 +447,9 @@ fn operation(route: &Route) -> Value {
         .insert("400".into(), json!({ "description": "a bad parameter or body", "content": error["content"].clone() }));
     if route.access != Access::Public {
         responses.insert("401".into(), json!({ "description": "a token or session is needed" }));
+    }
+    if route.access == Access::Control {
+        responses.insert("403".into(), json!({ "description": "the read-only token cannot change the JVM" }));
     }
     let mut operation = json!({
         "summary": route.summary,
@@ -506,11 +511,15 @@ mod tests {
             }
         }
         assert_eq!(document["paths"]["/api/reports/{kind}"]["get"]["parameters"][2]["in"], "path");
-        // As `auth` has it: with a token, every route but /healthz and the
-        // login form needs it.
+        // The roles as `auth` gives them: the login form is public, so is
+        // /healthz; GET and POST /logout read; any other POST controls.
         for route in ROUTES {
-            let public = matches!(route.path, "/healthz" | "/login");
-            assert_eq!(route.access == Access::Public, public, "{} {}", route.method, route.path);
+            let expected = match (route.method, route.path) {
+                (_, "/healthz") | (_, "/login") => Access::Public,
+                ("get", _) | ("post", "/logout") => Access::Read,
+                _ => Access::Control,
+            };
+            assert_eq!(route.access, expected, "{} {}", route.method, route.path);
         }
         assert!(resource_names().contains(&"alloc_bytes") && resource_names().contains(&"cpu"));
     }
