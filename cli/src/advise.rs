@@ -526,14 +526,23 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// Asks the agent to retransform `classes`, printing what it did; when the
 /// agent allows no request yet (429), waits as long as it says (up to
-/// [`MAX_RETRY_AFTER`]) and asks once more.
+/// [`MAX_RETRY_AFTER`]) and asks once more; when the agent's JIT thread
+/// did not answer in time (504), asks once more, which waits for the
+/// queued request instead of retransforming twice. Every ask carries the
+/// same request id, so the agent knows a retry from a new request.
 fn recompile(server: &Server, classes: &[String]) -> Result<(), Failure> {
-    let body = serde_json::json!({ "classes": classes }).to_string();
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let id = format!("pcct-advise-{}-{}", std::process::id(), since_epoch.as_nanos());
+    let body = serde_json::json!({ "classes": classes, "request": id }).to_string();
     let mut answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
     let retry_after = answer.header("retry-after").and_then(|seconds| seconds.parse().ok()).map(Duration::from_secs);
     if let Some(wait) = retry_after.filter(|wait| answer.status == 429 && *wait <= MAX_RETRY_AFTER) {
         println!("the agent allows no recompile request yet: waiting {} s", wait.as_secs());
         std::thread::sleep(wait);
+        answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
+    }
+    if answer.status == 504 {
+        println!("the agent's JIT thread has not answered yet: waiting for the same request");
         answer = server.post_json("/api/jit/recompile", &body).map_err(failed)?;
     }
     if answer.status != 200 {

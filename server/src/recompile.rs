@@ -5,10 +5,15 @@
 //!
 //! - While a request is queued or running, a request for the same classes
 //!   waits for its answer instead of asking again (a client retrying after
-//!   a 504 does not retransform twice); one for other classes gets 429.
-//! - Within `every` of a request's start, a request for the same classes
-//!   gets that request's answer again (`repeated`); one for other classes
-//!   gets 429 with `Retry-After`.
+//!   a 504 does not retransform twice; the queued retransform has not run
+//!   yet, or runs now, so it serves the later request as well); one for
+//!   other classes gets 429.
+//! - Within `every` of a request's start, a retry of that request (the
+//!   same classes and the same request id, which the client chose) gets
+//!   its answer again (`repeated`); any other request gets 429 with
+//!   `Retry-After`. A new request for the same classes is not a retry: the
+//!   directives may have changed since, and only a new retransform makes
+//!   HotSpot compile under them.
 //!
 //! The JIT thread answers through a callback ([`Start::send`]) that
 //! records the answer here and wakes every waiting handler (a `watch`
@@ -34,8 +39,17 @@ pub type Outcome = Result<RecompileReport, String>;
 /// Where a pending request's answer comes.
 pub type Answer = watch::Receiver<Option<Outcome>>;
 
+/// What a request asks: which classes, and the id its client gave it (a
+/// retry carries the same id).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Sorted, without duplicates.
+    pub classes: Vec<String>,
+    pub id: Option<String>,
+}
+
 struct Last {
-    classes: Vec<String>,
+    request: Request,
     started: Instant,
     outcome: Option<Outcome>,
 }
@@ -119,30 +133,30 @@ impl RecompileGate {
         RecompileGate { every, state: Arc::default() }
     }
 
-    /// What to do with a request for `classes` (sorted, without
-    /// duplicates) now; 429 when another request is pending or recent.
-    pub fn decide(&self, classes: &[String]) -> Result<Decision, ApiError> {
-        decide(&self.state.lock(), classes, self.every)
+    /// What to do with `request` now; 429 when another request is pending
+    /// or recent.
+    pub fn decide(&self, request: &Request) -> Result<Decision, ApiError> {
+        decide(&self.state.lock(), request, self.every)
     }
 
     /// [`RecompileGate::decide`], marking the request pending when it may start.
-    pub fn claim(&self, classes: &[String]) -> Result<(Decision, Option<Start>), ApiError> {
+    pub fn claim(&self, request: &Request) -> Result<(Decision, Option<Start>), ApiError> {
         let mut state = self.state.lock();
-        let decision = decide(&state, classes, self.every)?;
+        let decision = decide(&state, request, self.every)?;
         if !matches!(decision, Decision::Start) {
             return Ok((decision, None));
         }
         let (sender, answer) = watch::channel(None);
-        state.pending = Some((classes.to_vec(), answer));
-        let last = Last { classes: classes.to_vec(), started: Instant::now(), outcome: None };
+        state.pending = Some((request.classes.clone(), answer));
+        let last = Last { request: request.clone(), started: Instant::now(), outcome: None };
         let previous = state.last.replace(last);
         Ok((decision, Some(Start { state: Arc::clone(&self.state), sender, previous })))
     }
 }
 
-fn decide(state: &GateState, classes: &[String], every: Duration) -> Result<Decision, ApiError> {
+fn decide(state: &GateState, request: &Request, every: Duration) -> Result<Decision, ApiError> {
     if let Some((pending, answer)) = &state.pending {
-        if pending.as_slice() == classes {
+        if *pending == request.classes {
             return Ok(Decision::Join(answer.clone()));
         }
         let message = format!("a recompile of {} is queued or running; one request at a time", pending.join(", "));
@@ -154,7 +168,7 @@ fn decide(state: &GateState, classes: &[String], every: Duration) -> Result<Deci
         return Ok(Decision::Start);
     }
     match &last.outcome {
-        Some(outcome) if last.classes.as_slice() == classes => Ok(Decision::Repeat(outcome.clone())),
+        Some(outcome) if request.id.is_some() && last.request == *request => Ok(Decision::Repeat(outcome.clone())),
         _ => Err(ApiError::too_many(
             format!("at most one recompile request every {} s: each costs the JVM its compiled code", every.as_secs()),
             every - since,
@@ -167,14 +181,18 @@ mod tests {
     use super::*;
     use axum::http::StatusCode;
 
-    fn classes(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
+    fn request(names: &[&str], id: Option<&str>) -> Request {
+        Request { classes: names.iter().map(|name| name.to_string()).collect(), id: id.map(str::to_string) }
+    }
+
+    fn report(request: &Request) -> Outcome {
+        Ok(RecompileReport { retransformed: request.classes.clone(), ..RecompileReport::default() })
     }
 
     #[tokio::test(start_paused = true)]
-    async fn one_request_at_a_time_the_same_one_joins_and_repeats_and_others_wait() {
+    async fn one_request_at_a_time_the_same_one_joins_and_only_a_retry_repeats() {
         let gate = RecompileGate::new(Duration::from_secs(30));
-        let (work, other) = (classes(&["a.Work"]), classes(&["b.Other"]));
+        let (work, other) = (request(&["a.Work"], Some("r1")), request(&["b.Other"], None));
         let (Decision::Start, Some(start)) = gate.claim(&work).unwrap() else { panic!("the first starts") };
         let mut replies = Vec::new();
         let mut answer = start
@@ -183,31 +201,37 @@ mod tests {
                 Ok::<(), ()>(())
             })
             .unwrap();
-        assert!(matches!(gate.decide(&work), Ok(Decision::Join(_))), "the same joins");
+        let new_for_the_same = request(&["a.Work"], Some("r2"));
+        assert!(matches!(gate.decide(&new_for_the_same), Ok(Decision::Join(_))), "the same classes join");
         let refused = gate.decide(&other).err().expect("another waits");
         assert_eq!((refused.status, refused.retry_after), (StatusCode::TOO_MANY_REQUESTS, Some(30)));
-        replies.pop().unwrap()(Ok(RecompileReport { retransformed: work.clone(), ..RecompileReport::default() }));
+        replies.pop().unwrap()(report(&work));
         let outcome = answer.wait_for(Option::is_some).await.unwrap().clone().unwrap();
-        assert_eq!(outcome.unwrap().retransformed, work);
+        assert_eq!(outcome.unwrap().retransformed, work.classes);
         tokio::time::advance(Duration::from_secs(10)).await;
         assert!(matches!(gate.decide(&work), Ok(Decision::Repeat(Ok(_)))), "a retry gets the answer again");
+        for not_a_retry in [new_for_the_same, request(&["a.Work"], None)] {
+            let refused = gate.decide(&not_a_retry).err().expect("a new request for the same classes waits");
+            assert_eq!(refused.retry_after, Some(20), "{not_a_retry:?}");
+        }
         let refused = gate.decide(&other).err().expect("rate-limited");
         assert_eq!(refused.retry_after, Some(20));
         tokio::time::advance(Duration::from_secs(20)).await;
         assert!(matches!(gate.decide(&other), Ok(Decision::Start)));
+        assert!(matches!(gate.decide(&request(&["a.Work"], Some("r2"))), Ok(Decision::Start)));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_refused_start_is_given_back_and_a_dropped_reply_answers() {
         let gate = RecompileGate::new(Duration::from_secs(30));
-        let work = classes(&["a.Work"]);
+        let work = request(&["a.Work"], Some("r1"));
         let (_, start) = gate.claim(&work).unwrap();
         let refused = start.unwrap().send(|reply| {
             drop(reply);
             Err(())
         });
         assert_eq!(refused.err(), Some(()));
-        assert!(matches!(gate.decide(&classes(&["b.Other"])), Ok(Decision::Start)), "nothing was sent");
+        assert!(matches!(gate.decide(&request(&["b.Other"], None)), Ok(Decision::Start)), "nothing was sent");
         let (_, start) = gate.claim(&work).unwrap();
         let mut answer = start
             .unwrap()

@@ -44,7 +44,7 @@ use super::hot::MAX_HOT_NODE_STEPS;
 use crate::error::ApiError;
 use crate::heavy::{self, Cancel};
 use crate::params::Params;
-use crate::recompile::{Answer, Decision, Outcome};
+use crate::recompile::{Answer, Decision, Outcome, Request};
 use crate::state::{AppState, ProfileHeader};
 
 /// Hot edges weighed for advice (the hot-edge list's default length).
@@ -137,15 +137,21 @@ pub async fn directives_file(State(state): State<AppState>, RawQuery(query): Raw
     Ok(response)
 }
 
-/// Reads `{"classes": ["pkg.Class", ...]}`: 1..=[`MAX_CLASSES`] names in
-/// source form, each at most [`MAX_CLASS_NAME`] bytes, nothing else.
-fn parse_classes(body: &[u8]) -> Result<Vec<String>, ApiError> {
-    let shape = "the body must be a JSON object {\"classes\": [\"pkg.Class\", ...]}";
+/// Longest request id a recompile request may give.
+pub const MAX_REQUEST_ID: usize = 64;
+
+/// Reads `{"classes": ["pkg.Class", ...], "request": "id"}`: 1..=
+/// [`MAX_CLASSES`] names in source form, each at most [`MAX_CLASS_NAME`]
+/// bytes, and optionally the id the client gave this request (a retry
+/// sends the same one), nothing else. The classes come sorted, without
+/// duplicates.
+fn parse_request(body: &[u8]) -> Result<Request, ApiError> {
+    let shape = "the body must be a JSON object {\"classes\": [\"pkg.Class\", ...], \"request\": \"id\"}";
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|error| ApiError::bad_request(format!("{shape}: {error}")))?;
     let serde_json::Value::Object(fields) = value else { return Err(ApiError::bad_request(shape)) };
-    if let Some(unknown) = fields.keys().find(|key| *key != "classes") {
-        return Err(ApiError::parameter(unknown, "unknown field; the body takes classes"));
+    if let Some(unknown) = fields.keys().find(|key| *key != "classes" && *key != "request") {
+        return Err(ApiError::parameter(unknown, "unknown field; the body takes classes and request"));
     }
     let Some(serde_json::Value::Array(list)) = fields.get("classes") else {
         return Err(ApiError::parameter("classes", "must be an array of class names"));
@@ -153,7 +159,8 @@ fn parse_classes(body: &[u8]) -> Result<Vec<String>, ApiError> {
     if list.is_empty() || list.len() > MAX_CLASSES {
         return Err(ApiError::parameter("classes", format!("must hold 1 to {MAX_CLASSES} class names")));
     }
-    list.iter()
+    let mut classes = list
+        .iter()
         .map(|item| match item {
             serde_json::Value::String(name) if !name.is_empty() && name.len() <= MAX_CLASS_NAME => Ok(name.clone()),
             _ => Err(ApiError::parameter(
@@ -161,7 +168,21 @@ fn parse_classes(body: &[u8]) -> Result<Vec<String>, ApiError> {
                 format!("each must be a class name of 1 to {MAX_CLASS_NAME} bytes, such as java.util.HashMap"),
             )),
         })
-        .collect()
+        .collect::<Result<Vec<String>, ApiError>>()?;
+    classes.sort();
+    classes.dedup();
+    let id =
+        match fields.get("request") {
+            None => None,
+            Some(serde_json::Value::String(id)) if !id.is_empty() && id.len() <= MAX_REQUEST_ID => Some(id.clone()),
+            Some(_) => return Err(ApiError::parameter(
+                "request",
+                format!(
+                    "must be a string of 1 to {MAX_REQUEST_ID} bytes that names this request (a retry sends the same)"
+                ),
+            )),
+        };
+    Ok(Request { classes, id })
 }
 
 /// The classes an advice names: of every edge's caller, callee, the code
@@ -203,10 +224,10 @@ async fn check_advised(state: &AppState, classes: &[String]) -> Result<(), ApiEr
     }
 }
 
-/// Queues a request for `classes` with the JIT thread unless the gate
+/// Queues `request` with the JIT thread unless the gate
 /// says otherwise; where its answer comes.
-fn submit(state: &AppState, classes: Vec<String>) -> Result<Answer, ApiError> {
-    let (decision, start) = state.recompile.claim(&classes)?;
+fn submit(state: &AppState, request: Request) -> Result<Answer, ApiError> {
+    let (decision, start) = state.recompile.claim(&request)?;
     let Some(start) = start else {
         return match decision {
             Decision::Join(answer) => Ok(answer),
@@ -214,7 +235,7 @@ fn submit(state: &AppState, classes: Vec<String>) -> Result<Answer, ApiError> {
             _ => Err(ApiError::too_many("an identical recompile request has just been answered", RETRY_SOON)),
         };
     };
-    start.send(|reply| state.shared.jit.submit(classes, reply)).map_err(|refused| match refused {
+    start.send(|reply| state.shared.jit.submit(request.classes, reply)).map_err(|refused| match refused {
         Refused::Unavailable(why) => {
             ApiError::new(StatusCode::CONFLICT, format!("recompiling is not available: {why}"))
         }
@@ -255,7 +276,8 @@ async fn wait(mut answer: Answer) -> Result<Outcome, ApiError> {
     }
 }
 
-/// `POST /api/jit/recompile` with `{"classes": ["pkg.Class", ...]}`:
+/// `POST /api/jit/recompile` with `{"classes": ["pkg.Class", ...],
+/// "request": "id"}` (the id optional):
 /// retransforms them, so HotSpot compiles their code (and code that
 /// inlined their methods) again, under the compiler directives in force.
 pub async fn recompile(
@@ -265,15 +287,13 @@ pub async fn recompile(
 ) -> Result<Response, ApiError> {
     Params::parse(query.as_deref(), &[])?;
     recompile_allowed(&state)?;
-    let mut classes = parse_classes(&body?)?;
-    classes.sort();
-    classes.dedup();
-    let pending = match state.recompile.decide(&classes)? {
+    let request = parse_request(&body?)?;
+    let pending = match state.recompile.decide(&request)? {
         Decision::Repeat(outcome) => return answer(&state, outcome, true),
         Decision::Join(pending) => pending,
         Decision::Start => {
-            check_advised(&state, &classes).await?;
-            submit(&state, classes)?
+            check_advised(&state, &request.classes).await?;
+            submit(&state, request)?
         }
     };
     let outcome = wait(pending).await?;
@@ -286,7 +306,10 @@ mod tests {
 
     #[test]
     fn a_recompile_body_is_a_bounded_list_of_class_names() {
-        assert_eq!(parse_classes(br#"{"classes": ["a.B", "C$D"]}"#).unwrap(), vec!["a.B", "C$D"]);
+        let read = parse_request(br#"{"classes": ["C$D", "a.B", "C$D"]}"#).unwrap();
+        assert_eq!((read.classes, read.id), (vec!["C$D".to_string(), "a.B".to_string()], None));
+        let read = parse_request(br#"{"classes": ["a.B"], "request": "7f3a"}"#).unwrap();
+        assert_eq!(read.id.as_deref(), Some("7f3a"));
         let refused = [
             &br#"[]"#[..],
             br#"{"classes": []}"#,
@@ -294,14 +317,18 @@ mod tests {
             br#"{"classes": [1]}"#,
             br#"{"classes": [""]}"#,
             br#"{"classes": ["a"], "all": true}"#,
+            br#"{"classes": ["a"], "request": ""}"#,
+            br#"{"classes": ["a"], "request": 7}"#,
             br#"not json"#,
         ];
         for body in refused {
-            assert!(parse_classes(body).is_err(), "{}", String::from_utf8_lossy(body));
+            assert!(parse_request(body).is_err(), "{}", String::from_utf8_lossy(body));
         }
         let many = serde_json::json!({"classes": vec!["a.B"; MAX_CLASSES + 1]}).to_string();
-        assert_eq!(parse_classes(many.as_bytes()).unwrap_err().parameter.as_deref(), Some("classes"));
+        assert_eq!(parse_request(many.as_bytes()).unwrap_err().parameter.as_deref(), Some("classes"));
         let long = serde_json::json!({"classes": ["x".repeat(MAX_CLASS_NAME + 1)]}).to_string();
-        assert!(parse_classes(long.as_bytes()).is_err());
+        assert!(parse_request(long.as_bytes()).is_err());
+        let long = serde_json::json!({"classes": ["a.B"], "request": "x".repeat(MAX_REQUEST_ID + 1)}).to_string();
+        assert_eq!(parse_request(long.as_bytes()).unwrap_err().parameter.as_deref(), Some("request"));
     }
 }
