@@ -382,7 +382,7 @@ pub const ROUTES: &[Route] = &[
         summary: "Retransforms classes the advice names, so HotSpot compiles them again under the directives",
         access: Access::Control,
         params: &[],
-        body: Some("`classes`: the class names (1..100)"),
+        body: Some("`classes`: the class names (1..100); `request`: an id of 1..64 bytes a retry repeats (optional)"),
         answers: JSON,
     },
     Route {

@@ -3,7 +3,8 @@
 //! in with `recompile=unsafe-without-token`), one request at a time and at
 //! most one per `recompile_every` (429 with `Retry-After`), only classes
 //! the current advice names, and a retry after a 504 waits for the request
-//! it retries instead of recompiling twice.
+//! it retries instead of recompiling twice, while a new request for the
+//! same classes is not mistaken for a retry.
 //!
 //! The JIT thread is a test's own: requests are taken from the queue with
 //! `next_work` (no JVM). Waits run on tokio's paused clock.
@@ -16,12 +17,13 @@ use axum::body::Body;
 use axum::http::{header, StatusCode};
 use pcct_jit::live::Work;
 use pcct_jit::RecompileReport;
-use pcct_server::recompile::Decision;
+use pcct_server::recompile::{Decision, Request};
 use pcct_server::routes::jit::RECOMPILE_WAIT;
 use pcct_server::AppConfig;
 use support::*;
 
-const WORK: &str = r#"{"classes": ["demo.Work"]}"#;
+const WORK: &str = r#"{"classes": ["demo.Work"], "request": "first"}"#;
+const WORK_AGAIN: &str = r#"{"classes": ["demo.Work"], "request": "second"}"#;
 const IO: &str = r#"{"classes": ["demo.Io"]}"#;
 
 async fn recompile(fixture: &Fixture, body: &str, token: Option<&str>) -> Answer {
@@ -64,7 +66,7 @@ async fn with_the_control_token_one_request_at_a_time_and_one_per_interval() {
         })
     };
     // While it is queued, the same classes would join it, and other classes wait.
-    let work = ["demo.Work".to_string()];
+    let work = Request { classes: vec!["demo.Work".to_string()], id: Some("first".to_string()) };
     let queued = tokio::time::timeout(Duration::from_secs(5), async {
         while !matches!(fixture.state.recompile.decide(&work), Ok(Decision::Join(_))) {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -77,13 +79,18 @@ async fn with_the_control_token_one_request_at_a_time_and_one_per_interval() {
     assert_eq!(serve_one(&fixture), Some(vec!["demo.Work".to_string()]));
     let answer = first.await.expect("the first request");
     assert_eq!(answer.ok_json()["repeated"], false);
-    // Within the interval: the same request gets the same answer, nothing is done again.
+    // Within the interval: a retry of the request gets the same answer, nothing is done again.
     let again = recompile(&fixture, WORK, Some(TOKEN)).await.ok_json();
     assert_eq!(
         (again["repeated"].clone(), again["retransformed"].clone()),
         (true.into(), serde_json::json!(["demo.Work"]))
     );
     assert_eq!(serve_one(&fixture), None, "nothing more was queued");
+    // A new request for the same classes (the directives may have changed) waits its turn.
+    for new in [WORK_AGAIN, r#"{"classes": ["demo.Work"]}"#] {
+        let waits = recompile(&fixture, new, Some(TOKEN)).await;
+        assert_eq!(waits.error(StatusCode::TOO_MANY_REQUESTS), None, "{new}");
+    }
     let limited = recompile(&fixture, IO, Some(TOKEN)).await;
     assert_eq!(limited.error(StatusCode::TOO_MANY_REQUESTS), None);
     let wait: u64 = limited.headers[header::RETRY_AFTER].to_str().unwrap().parse().unwrap();

@@ -431,7 +431,7 @@ pub const ROUTES: &[(&str, &str, &str)] = &[
     ("GET", "/api/pprof", ""),
     ("GET", "/api/jit/advice", ""),
     ("GET", "/api/jit/directives", ""),
-    ("POST", "/api/jit/recompile", r#"{"classes": ["demo.Work"]}"#),
+    ("POST", "/api/jit/recompile", r#"{"classes": ["demo.Work"], "request": "the-same-each-time"}"#),
     ("POST", "/api/purge", ""),
     ("POST", "/api/sampling", "{}"),
 ];
