@@ -171,17 +171,18 @@ fn parse_request(body: &[u8]) -> Result<Request, ApiError> {
         .collect::<Result<Vec<String>, ApiError>>()?;
     classes.sort();
     classes.dedup();
-    let id =
-        match fields.get("request") {
-            None => None,
-            Some(serde_json::Value::String(id)) if !id.is_empty() && id.len() <= MAX_REQUEST_ID => Some(id.clone()),
-            Some(_) => return Err(ApiError::parameter(
+    let id = match fields.get("request") {
+        None => None,
+        Some(serde_json::Value::String(id)) if !id.is_empty() && id.len() <= MAX_REQUEST_ID => Some(id.clone()),
+        Some(_) => {
+            return Err(ApiError::parameter(
                 "request",
                 format!(
                     "must be a string of 1 to {MAX_REQUEST_ID} bytes that names this request (a retry sends the same)"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     Ok(Request { classes, id })
 }
 
