@@ -55,6 +55,7 @@ pub struct Agent {
     /// java.lang.Thread (to recognise their ThreadStart).
     sampler_thread: AtomicPtr<c_void>,
     jit_thread: AtomicPtr<c_void>,
+    heap_thread: AtomicPtr<c_void>,
     /// What the JIT feedback can do here (the options, less what this JVM cannot).
     jit: crate::jit::JitSupport,
     /// Thread ids of the agent's own threads (never sampled).
@@ -144,6 +145,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
     if !reported.any() {
         config.event_capacity = 0;
     }
+    config.live_capacity = reported.live.unwrap_or(0);
     let shared = Arc::new(Shared::new(config)?);
     let registry = Arc::new(Registry::new(options.depth));
     let agent = Agent {
@@ -156,6 +158,7 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         registry,
         sampler_thread: AtomicPtr::new(std::ptr::null_mut()),
         jit_thread: AtomicPtr::new(std::ptr::null_mut()),
+        heap_thread: AtomicPtr::new(std::ptr::null_mut()),
         jit,
         own_tids: Mutex::new(Vec::new()),
         dying: AtomicBool::new(false),
@@ -196,8 +199,13 @@ fn refused_for_want_of_a_token(options: &Options) -> bool {
 /// they are off: an event source switched off costs nothing), and says
 /// which this JVM cannot give. Returns what will be reported.
 fn event_capabilities(options: &Options, potential: &jvmtiCapabilities, wanted: &mut jvmtiCapabilities) -> Reported {
-    let mut reported =
-        Reported { alloc_interval: options.alloc_interval, alloc_rate: options.alloc_rate, locks: options.locks };
+    let mut reported = Reported {
+        alloc_interval: options.alloc_interval,
+        alloc_rate: options.alloc_rate,
+        locks: options.locks,
+        live: options.live,
+        gc_events: false,
+    };
     if reported.alloc_interval.is_some() {
         if potential.can_generate_sampled_object_alloc_events() != 0 {
             wanted.set_can_generate_sampled_object_alloc_events(1);
@@ -205,6 +213,13 @@ fn event_capabilities(options: &Options, potential: &jvmtiCapabilities, wanted: 
             complain("this JVM cannot sample allocations (no SampledObjectAlloc before JDK 11): alloc= is off");
             reported.alloc_interval = None;
         }
+    }
+    if reported.alloc_interval.is_none() {
+        reported.live = None;
+    }
+    if reported.live.is_some() && potential.can_generate_garbage_collection_events() != 0 {
+        wanted.set_can_generate_garbage_collection_events(1);
+        reported.gc_events = true;
     }
     if reported.locks {
         if potential.can_generate_monitor_events() != 0 {
@@ -284,6 +299,11 @@ impl Agent {
             self.disable(format!("could not start the sampler thread: {reason}"));
             return;
         }
+        if self.shared.live.is_on() {
+            if let Err(reason) = self.start_thread(jni, "pcct-heap", &self.heap_thread, crate::callbacks::heap_main) {
+                complain(&format!("the live heap is off: could not start the heap thread: {reason}"));
+            }
+        }
         if self.jit.events {
             if let Err(reason) = self.start_thread(jni, "pcct-jit", &self.jit_thread, crate::callbacks::jit_main) {
                 complain(&format!("inline records are off: could not start the JIT thread: {reason}"));
@@ -329,7 +349,7 @@ impl Agent {
     /// ThreadStart of `thread`, on that thread: registered unless it is the
     /// sampler's own.
     pub fn thread_started(&self, jni: Jni, thread: jthread) {
-        for own in [&self.sampler_thread, &self.jit_thread] {
+        for own in [&self.sampler_thread, &self.jit_thread, &self.heap_thread] {
             let own = own.load(Ordering::Acquire);
             if !own.is_null() && jni.is_same_object(thread, own as jobject) {
                 return;
@@ -392,11 +412,26 @@ impl Agent {
         }
     }
 
-    /// SampledObjectAlloc, on the allocating thread.
-    pub fn allocation_sampled(&self, jni: Jni, class: jclass, size: jlong) {
+    /// SampledObjectAlloc of `object`, on the allocating thread.
+    pub fn allocation_sampled(&self, jni: Jni, object: jobject, class: jclass, size: jlong) {
         if let Some(interval) = self.reported.alloc_interval {
-            self.sink().allocation(jni.raw() as usize, class, size, interval);
+            self.sink().allocation(jni, object, class, size, interval);
         }
+    }
+
+    /// GarbageCollectionFinish: counted for the heap thread, nothing more.
+    pub fn gc_finished(&self) {
+        self.shared.live.gc_finished();
+    }
+
+    /// The heap agent thread: keeps the live heap's table to the objects
+    /// still reachable until VMDeath (`live_heap.rs`).
+    pub fn run_heap(&self, jni: Jni) {
+        pcct_sampler::signal::block_in_current_thread(self.options.signal);
+        let own = current_tid();
+        self.own_tids.lock().push(own);
+        self.registry.retire(own);
+        crate::live_heap::serve(&self.shared, jni, self.reported.gc_events, || self.dying.load(Ordering::Acquire));
     }
 
     /// MonitorContendedEnter, on the thread that starts to wait.

@@ -30,7 +30,8 @@ fn events(reported: Reported) -> impl Iterator<Item = jvmtiEvent> {
     ];
     let allocations = reported.alloc_interval.map(|_| jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC);
     let monitors = [jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED];
-    always.into_iter().chain(allocations).chain(monitors.into_iter().filter(move |_| reported.locks))
+    let collections = reported.gc_events.then_some(jvmtiEvent::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+    always.into_iter().chain(allocations).chain(monitors.into_iter().filter(move |_| reported.locks)).chain(collections)
 }
 
 /// Sets the callbacks and enables the events the agent needs. If an event
@@ -60,6 +61,7 @@ fn set_and_enable(jvmti: Jvmti, reported: Reported) -> JvmtiResult<()> {
         SampledObjectAlloc: Some(on_sampled_object_alloc),
         MonitorContendedEnter: Some(on_monitor_contended_enter),
         MonitorContendedEntered: Some(on_monitor_contended_entered),
+        GarbageCollectionFinish: Some(on_garbage_collection_finish),
         ..Default::default()
     };
     jvmti.set_callbacks(&callbacks)?;
@@ -70,14 +72,26 @@ unsafe extern "C" fn on_sampled_object_alloc(
     _jvmti: *mut jvmtiEnv,
     jni: *mut JNIEnv,
     _thread: jthread,
-    _object: jobject,
+    object: jobject,
     class: jclass,
     size: jlong,
 ) {
     guard("SampledObjectAlloc", (), || {
         if let Some(agent) = live() {
             // SAFETY: the JNIEnv of this callback's thread, used on it.
-            agent.allocation_sampled(unsafe { Jni::from_raw(jni) }, class, size);
+            agent.allocation_sampled(unsafe { Jni::from_raw(jni) }, object, class, size);
+        }
+    })
+}
+
+/// At the end of a garbage collection, in the VM's own thread while the
+/// world may still be stopped: JVMTI allows almost nothing here, so it
+/// only counts the collection (an atomic add); the heap thread does the
+/// rest.
+unsafe extern "C" fn on_garbage_collection_finish(_jvmti: *mut jvmtiEnv) {
+    guard("GarbageCollectionFinish", (), || {
+        if let Some(agent) = agent::get() {
+            agent.gc_finished();
         }
     })
 }
@@ -194,6 +208,16 @@ pub unsafe extern "C" fn jit_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _arg:
         if let Some(agent) = agent::get() {
             // SAFETY: an agent thread's start function gets its own JNIEnv.
             agent.run_jit(unsafe { Jni::from_raw(jni) });
+        }
+    })
+}
+
+/// The heap agent thread (`Agent::run_heap`).
+pub unsafe extern "C" fn heap_main(_jvmti: *mut jvmtiEnv, jni: *mut JNIEnv, _arg: *mut c_void) {
+    guard("the heap thread", (), || {
+        if let Some(agent) = agent::get() {
+            // SAFETY: an agent thread's start function gets its own JNIEnv.
+            agent.run_heap(unsafe { Jni::from_raw(jni) });
         }
     })
 }

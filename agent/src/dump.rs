@@ -12,7 +12,10 @@
 //! copy of the arena and nothing the size of the output is held in memory,
 //! so the dump adds only a weight per node (the cum pass) to the agent's
 //! memory at the moment the JVM is exiting. The sampler has stopped by
-//! then; the lock keeps out only HTTP readers, for as long as the write takes.
+//! then; the lock keeps out only HTTP readers, for as long as the write
+//! takes. With the live heap on, the profile is copied first, so the file
+//! holds the live heap's resources as every view does (the profile itself
+//! never holds them, see `pcct_sampler::live_heap`).
 
 #![forbid(unsafe_code)]
 
@@ -74,13 +77,22 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let jit = (format == Format::Json).then(|| jit_advice(shared));
     {
-        let profile = shared.profile.lock();
+        let copy = shared.live.is_on().then(|| shared.snapshot());
+        let locked;
+        let profile: &pcct_sampler::Profile = match &copy {
+            Some(copy) => copy,
+            None => {
+                locked = shared.profile.lock();
+                &locked
+            }
+        };
         if format == Format::Json {
             // The JSON profile also carries the sampler's counters, the VM
             // and the JIT advice.
             let mut extra = serde_json::Map::new();
             let counters = serde_json::to_value(shared.counters.snapshot()).unwrap_or_default();
             extra.insert("sampler".to_string(), counters);
+            extra.insert("live_heap".to_string(), serde_json::to_value(shared.live.status()).unwrap_or_default());
             let vm = shared.vm.lock().clone();
             extra.insert(
                 "vm".to_string(),

@@ -11,7 +11,10 @@
 //!
 //! What a callback never does: take the profile lock or any lock the
 //! sampler waits for (the queue's push never blocks; a full queue drops
-//! the event, counted), run Java code, or keep a JNI reference. What it
+//! the event, counted), run Java code, or keep a JNI reference other than
+//! the one weak reference to a recorded allocation's object that the live
+//! heap needs (the agent's heap thread deletes it; a dropped event's is
+//! deleted at once). What it
 //! costs: one walk of the frames new on the thread's own stack, one class
 //! name, two small allocations, at most once per sampled allocation (every 512 KiB
 //! allocated by default) and once per contended enter. With `alloc=off`
@@ -57,6 +60,11 @@ pub struct Reported {
     pub alloc_rate: Option<u64>,
     /// Whether contended monitor enters are recorded.
     pub locks: bool,
+    /// Most allocations tracked for the live heap, if it is on.
+    pub live: Option<usize>,
+    /// Whether GarbageCollectionFinish tells the heap thread when to look
+    /// (else it looks every second).
+    pub gc_events: bool,
 }
 
 impl Reported {
@@ -74,7 +82,12 @@ impl Reported {
             (None, _) => "allocations not sampled".to_string(),
         };
         let locks = if self.locks { "contended monitor enters recorded" } else { "monitors not recorded" };
-        format!("{alloc}; {locks}")
+        let live = match (self.live, self.gc_events) {
+            (Some(max), true) => format!("live heap: up to {max} sampled objects, checked after each collection"),
+            (Some(max), false) => format!("live heap: up to {max} sampled objects, checked every second"),
+            (None, _) => "live heap off".to_string(),
+        };
+        format!("{alloc}; {locks}; {live}")
     }
 }
 
@@ -96,9 +109,10 @@ impl Sink<'_> {
         self.shared.control.is_running() && !self.shared.finished.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// `SampledObjectAlloc` of an object of `class` and `size` bytes, on
-    /// the allocating thread.
-    pub fn allocation(&self, env: usize, class: jclass, size: i64, interval: u64) {
+    /// `SampledObjectAlloc` of `object`, of `class` and `size` bytes, on
+    /// the allocating thread. With the live heap on, a recorded allocation
+    /// carries a weak reference to its object (`pcct_sampler::live_heap`).
+    pub fn allocation(&self, jni: Jni, object: jobject, class: jclass, size: i64, interval: u64) {
         if !self.recording() {
             return;
         }
@@ -110,7 +124,8 @@ impl Sink<'_> {
             return;
         };
         let weight = allocation_weight(size, interval, kept, uniform_from(seed.rotate_left(17) ^ 0x5DEE_CE66));
-        self.push(env, EventKind::Allocation, class, weight);
+        let live = self.shared.live.is_on().then_some((jni, object));
+        self.push(jni.raw() as usize, EventKind::Allocation, class, weight, live);
     }
 
     /// `MonitorContendedEnter`: the thread starts to wait.
@@ -135,7 +150,7 @@ impl Sink<'_> {
         }
         let waited = now_ns().saturating_sub(started);
         let class = jni.object_class(object);
-        self.push(jni.raw() as usize, EventKind::Monitor, class, pcct::Weight::lock_wait(waited));
+        self.push(jni.raw() as usize, EventKind::Monitor, class, pcct::Weight::lock_wait(waited), None);
         jni.delete_local_ref(class);
     }
 
@@ -147,17 +162,17 @@ impl Sink<'_> {
     /// tens of microseconds of work before them onto the allocation site
     /// (about 0.5 % of H2's samples). A callback is short and seldom
     /// preempted, so its wall time is about its CPU time, and never less.
-    fn push(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
+    fn push(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight, live: Option<LiveRef>) {
         let started = now_ns();
         let cpu = cycles::thread_cpu_ns();
-        self.build_and_queue(env, kind, class, weight);
+        self.build_and_queue(env, kind, class, weight, live);
         cycles::add(Part::EventCpuNs, cycles::thread_cpu_ns().wrapping_sub(cpu));
         cycles::add(Part::EventCallbacks, 1);
         let spent = now_ns().saturating_sub(started);
         self.shared.counters.callback_time.observe(spent);
     }
 
-    fn build_and_queue(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight) {
+    fn build_and_queue(&self, env: usize, kind: EventKind, class: jclass, weight: pcct::Weight, live: Option<LiveRef>) {
         let Some(queue) = self.shared.events.as_ref() else { return };
         // A full queue would drop the event anyway: not worth a stack walk
         // (a starved sampler must not make every allocation slower). Its
@@ -173,23 +188,28 @@ impl Sink<'_> {
             let mut own = own.try_borrow_mut().ok()?;
             let own = own.get_or_insert_with(|| OwnEvents::new(self.depth + 1));
             let event = self.own_event(own, env, kind, class, weight);
-            let pushed = event.is_some_and(|event| self.queue(queue, event));
+            let pushed = event.is_some_and(|event| self.queue(queue, with_object(event, live)));
             own.pushed(pushed);
             Some(())
         });
         if own.ok().flatten().is_none() {
             if let Some(event) = self.jvmti_event(kind, class, weight) {
-                self.queue(queue, event);
+                self.queue(queue, with_object(event, live));
             }
         }
     }
 
-    /// Pushes `event`; a full queue drops it, counted with its weight.
-    fn queue(&self, queue: &pcct_sampler::events::EventQueue, event: Event) -> bool {
-        let (kind, weight) = (event.kind, event.weight);
+    /// Pushes `event`; a full queue drops it, counted with its weight (and
+    /// its weak reference deleted).
+    fn queue(&self, queue: &pcct_sampler::events::EventQueue, event: (Event, Option<Jni>)) -> bool {
+        let (event, jni) = event;
+        let (kind, weight, object) = (event.kind, event.weight, event.object);
         let pushed = queue.push(event);
         if !pushed {
             self.shared.counters.count_event(kind, &weight, false);
+            if let Some(jni) = jni {
+                jni.delete_weak_global_ref(object as jobject);
+            }
         }
         pushed
     }
@@ -213,7 +233,7 @@ impl Sink<'_> {
         Counters::add(&self.shared.counters.event_frames_shared, shared as u64);
         let chain = own.chain(shared as u32);
         let class = self.class_name(class);
-        Some(Event { kind, tid: current_tid(), chain, frames, truncated, class, weight })
+        Some(Event { kind, tid: current_tid(), chain, frames, truncated, class, weight, object: 0 })
     }
 
     /// A whole event from JVMTI's `GetStackTrace` (pcct's walker was not
@@ -225,7 +245,7 @@ impl Sink<'_> {
             return None;
         };
         let class = self.class_name(class);
-        Some(Event { kind, tid: current_tid(), chain: Chain::default(), frames, truncated, class, weight })
+        Some(Event { kind, tid: current_tid(), chain: Chain::default(), frames, truncated, class, weight, object: 0 })
     }
 
     /// The class's name as Java writes it.
@@ -236,6 +256,22 @@ impl Sink<'_> {
         let name = self.jvmti.class_signature(class).map_or_else(|_| UNKNOWN_CLASS.to_string(), |s| java_type_name(&s));
         Arc::from(name)
     }
+}
+
+/// The allocating thread's JNI and the allocated object, for the live heap.
+type LiveRef = (Jni, jobject);
+
+/// `event` with a weak reference to the allocated object of `live`, if
+/// the VM gave one, and the JNI that deletes it if the event is dropped.
+fn with_object(mut event: Event, live: Option<LiveRef>) -> (Event, Option<Jni>) {
+    let Some((jni, object)) = live else { return (event, None) };
+    let weak = jni.new_weak_global_ref(object);
+    if weak.is_null() {
+        jni.clear_exception();
+        return (event, None);
+    }
+    event.object = weak as u64;
+    (event, Some(jni))
 }
 
 /// An event's frames from the thread's own walk.
@@ -328,15 +364,18 @@ mod tests {
 
     #[test]
     fn the_status_line_says_what_is_reported() {
-        let both = Reported { alloc_interval: Some(524_288), alloc_rate: None, locks: true };
+        let both =
+            Reported { alloc_interval: Some(524_288), alloc_rate: None, locks: true, live: None, gc_events: false };
         assert!(both.any());
         assert_eq!(
             both.describe(),
-            "allocations sampled every 524288 bytes on average, all recorded; contended monitor enters recorded"
+            "allocations sampled every 524288 bytes on average, all recorded; contended monitor enters recorded; live heap off"
         );
+        let live = Reported { live: Some(100), gc_events: true, ..both };
+        assert!(live.describe().ends_with("live heap: up to 100 sampled objects, checked after each collection"));
         let throttled = Reported { alloc_rate: Some(150), ..both };
         assert!(throttled.describe().contains("about 150 a second recorded at most"), "{}", throttled.describe());
         assert!(!Reported::default().any());
-        assert_eq!(Reported::default().describe(), "allocations not sampled; monitors not recorded");
+        assert_eq!(Reported::default().describe(), "allocations not sampled; monitors not recorded; live heap off");
     }
 }

@@ -437,6 +437,27 @@ impl Jni {
         call!(self.0, NewGlobalRef, ptr::null_mut(), object)
     }
 
+    /// A weak global reference to `object` (null if the VM had no room):
+    /// it does not keep the object alive, and can be checked from any
+    /// thread attached to the VM.
+    pub fn new_weak_global_ref(&self, object: jobject) -> jobject {
+        if object.is_null() {
+            return ptr::null_mut();
+        }
+        call!(self.0, NewWeakGlobalRef, ptr::null_mut(), object)
+    }
+
+    pub fn delete_weak_global_ref(&self, weak: jobject) {
+        if !weak.is_null() {
+            call!(self.0, DeleteWeakGlobalRef, (), weak);
+        }
+    }
+
+    /// Whether the object behind the weak reference `weak` was collected.
+    pub fn is_collected(&self, weak: jobject) -> bool {
+        self.is_same_object(weak, ptr::null_mut())
+    }
+
     pub fn is_same_object(&self, a: jobject, b: jobject) -> bool {
         call!(self.0, IsSameObject, 0, a, b) != 0
     }

@@ -33,6 +33,7 @@ mod entry;
 mod events;
 mod jit;
 mod jvmti;
+mod live_heap;
 #[rustfmt::skip]
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]
 mod jvmti_sys;

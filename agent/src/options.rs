@@ -120,6 +120,9 @@ pub struct Options {
     pub alloc_rate: Option<u64>,
     /// `locks`: record contended monitor enters (`on`/`off`, default on).
     pub locks: bool,
+    /// `live`: most sampled allocations tracked for the live heap, 1..=
+    /// 1,000,000, or `None` (`off`) (default 65536).
+    pub live: Option<usize>,
 }
 
 /// Who may ask for recompilation (the `recompile` option).
@@ -217,9 +220,13 @@ impl Default for Options {
             alloc_interval: Some(512 << 10),
             alloc_rate: Some(5000),
             locks: true,
+            live: Some(DEFAULT_LIVE),
         }
     }
 }
+
+/// Objects the live heap tracks at most by default: 2.6 MB of table.
+pub const DEFAULT_LIVE: usize = 65536;
 
 /// A rejected option: its key (or the whole item) and what is allowed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -537,9 +544,9 @@ pub const OPTIONS: &[OptionSpec] = &[
     OptionSpec {
         key: "metric",
         default: "by mode",
-        allowed: "one of samples, cpu_ns (or cpu), wall_ns (or wall), alloc_bytes, alloc_objects, lock_wait_ns, lock_enters",
+        allowed: "one of samples, cpu_ns (or cpu), wall_ns (or wall), alloc_bytes, alloc_objects, lock_wait_ns, lock_enters, live_bytes, live_objects",
         meaning: "the resource the file's reports count: `samples`, `cpu`, `wall`, `alloc_bytes`, `alloc_objects`, \
-                  `lock_wait_ns`, `lock_enters` (JSON holds them all)",
+                  `lock_wait_ns`, `lock_enters`, `live_bytes`, `live_objects` (JSON holds them all)",
         apply: |o, v| set(&mut o.metric, Metric::parse(v).map(Some)),
         show: |o| ("metric", o.report_metric().name().into()),
     },
@@ -690,6 +697,21 @@ pub const OPTIONS: &[OptionSpec] = &[
             set(&mut o.alloc_interval, interval)
         },
         show: |o| ("alloc_interval_bytes", o.alloc_interval.into()),
+    },
+    OptionSpec {
+        key: "live",
+        default: "65536",
+        allowed: "off or a number of objects from 1 to 1000000",
+        meaning: "the live heap (`live_bytes`, `live_objects`): every recorded allocation keeps a weak reference to \
+                  its object, checked after each garbage collection by the agent's heap thread; the objects still \
+                  reachable are a resource like the others. At most so many are tracked (about 40 bytes each and \
+                  a JNI weak reference); beyond it new ones are not, and are counted. Needs `alloc=`; `off`: no \
+                  weak references, no GarbageCollectionFinish events",
+        apply: |o, v| {
+            let live = if v == "off" { Some(None) } else { parse_ranged(v, 1, 1_000_000).map(Some) };
+            set(&mut o.live, live)
+        },
+        show: |o| ("live_max", o.live.map(|max| max as u64).into()),
     },
     OptionSpec {
         key: "alloc_rate",
@@ -912,6 +934,7 @@ impl Options {
             exclude_after_failures: 64,
             methods_limit: self.methods_limit,
             event_capacity: if self.alloc_interval.is_some() || self.locks { EVENT_QUEUE } else { 0 },
+            live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {

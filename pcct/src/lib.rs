@@ -166,4 +166,4 @@ pub use method::{Builtin, LineEntry, MethodId, MethodInfo, MethodKind, MethodTab
 pub use query::{MethodOrder, MethodTotals};
 pub use slot::{NodeId, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE};
 pub use tree::{Children, Dropped, FullPolicy, Pcct, Recorded, TreeConfig, TreeMode, TreeStats};
-pub use weight::{Metric, Weight};
+pub use weight::{Metric, Weight, EVENT_COUNT};

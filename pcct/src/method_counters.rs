@@ -15,7 +15,7 @@
 use crate::hot_list::{HotList, RankedStore};
 use crate::method::MethodId;
 use crate::slot::Link;
-use crate::weight::{Metric, Weight};
+use crate::weight::{Metric, Weight, EVENT_COUNT};
 
 /// Fields in the order the update path touches them: `total` for every
 /// method on a sample's stack, `weight` and `link` for its leaf.
@@ -28,14 +28,14 @@ struct Counter {
     /// Nodes of the tree whose method this is.
     contexts: u32,
     /// Positions in the per-event lists.
-    event_links: [Link; 4],
+    event_links: [Link; EVENT_COUNT],
 }
 
 impl Counter {
     const ZERO: Counter = Counter {
         weight: Weight::ZERO,
         link: Link::UNLISTED,
-        event_links: [Link::UNLISTED; 4],
+        event_links: [Link::UNLISTED; EVENT_COUNT],
         total: Weight::ZERO,
         contexts: 0,
     };
@@ -47,7 +47,7 @@ pub(crate) struct MethodCounters {
     list: HotList,
     metric: Metric,
     /// By self weight in each of [`Metric::EVENTS`].
-    event_lists: [HotList; 4],
+    event_lists: [HotList; EVENT_COUNT],
 }
 
 struct CounterRank<'a> {

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use crate::method::MethodId;
-use crate::weight::TimeWeight;
+use crate::weight::{TimeWeight, EVENT_COUNT};
 
 /// Index of a node (and of its incoming edge) in a [`crate::Pcct`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -89,11 +89,11 @@ pub(crate) struct Slot {
 /// context's cum (every event is recorded with its whole stack).
 #[derive(Clone, Debug)]
 pub(crate) struct EventSlot {
-    pub(crate) node: [u64; 4],
+    pub(crate) node: [u64; EVENT_COUNT],
 }
 
 impl EventSlot {
-    pub(crate) const EMPTY: EventSlot = EventSlot { node: [0; 4] };
+    pub(crate) const EMPTY: EventSlot = EventSlot { node: [0; EVENT_COUNT] };
 }
 
 impl Slot {

@@ -14,7 +14,7 @@ use crate::method::{Builtin, MethodId};
 use crate::method_counters::MethodCounters;
 use crate::slot::{EventSlot, Link, NodeId, Slot, BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE, NIL};
 use crate::top_set::TopSet;
-use crate::weight::{Metric, Weight};
+use crate::weight::{Metric, Weight, EVENT_COUNT};
 
 /// What the tree records for each sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -154,7 +154,7 @@ pub struct Pcct {
     hot_edges: HotList,
     /// Contexts by self weight in each of [`Metric::EVENTS`] (the sites of
     /// allocations and monitors), threaded through `events`.
-    event_nodes: [TopSet; 4],
+    event_nodes: [TopSet; EVENT_COUNT],
     /// Throwaway marks for events ([`Pcct::record_event`]).
     scratch: Marks,
     pub(crate) counters: MethodCounters,
@@ -425,6 +425,33 @@ impl Pcct {
             }
             _ => false,
         }
+    }
+
+    /// Adds `weight`'s event resources at `node`, a context events were
+    /// recorded to, as one more event there would: to the node, to its
+    /// method's self and to the total of every method on its path, once
+    /// each. For a copy of the profile that gets resources the profile
+    /// itself never holds (the live heap, whose weights shrink when objects
+    /// die); the copy's weights still only grow while they are added.
+    /// `false` if `node` is not in this tree (a purge came between) or the
+    /// tree keeps no contexts (hot-methods mode), or `weight` holds time.
+    pub fn add_event_at(&mut self, node: NodeId, weight: &Weight) -> bool {
+        if self.config.mode == TreeMode::HotMethods || !self.contains(node) || weight.has_time() || node.index() == 0 {
+            return false;
+        }
+        let leaf = node.0;
+        self.add_node_weight(leaf, weight);
+        self.add_totals(self.slots[node.index()].method, weight);
+        let mut at = leaf;
+        while at != 0 && at != NIL {
+            let slot = &self.slots[at as usize];
+            let (method, parent, outermost) = (slot.method, slot.parent, slot.is_outermost());
+            if outermost {
+                self.counters.add_total(method, weight);
+            }
+            at = parent;
+        }
+        true
     }
 
     /// Adds a sample's weight to the total of every method on the path to
@@ -778,10 +805,9 @@ impl Pcct {
         let mut weight = slot.node_time.weight();
         if slot.events != NIL {
             let events = &self.events[slot.events as usize].node;
-            weight.alloc_bytes = events[0];
-            weight.alloc_objects = events[1];
-            weight.lock_wait_ns = events[2];
-            weight.lock_enters = events[3];
+            for (event, value) in Metric::EVENTS.into_iter().zip(events) {
+                *weight.get_mut(event) = *value;
+            }
         }
         weight
     }

@@ -15,6 +15,13 @@
 //!   the tree stores event weights for contexts only (see
 //!   [`crate::Pcct::edge_weight`]).
 //!
+//! - **Live** resources (`live_bytes`, `live_objects`) are the sampled
+//!   allocations still reachable at the last garbage collection. They are
+//!   never recorded in the profile itself, which only grows: a copy of the
+//!   profile gets them added, at the contexts of their allocations, when a
+//!   view needs them (`pcct_sampler::live_heap`). They are event
+//!   resources like the allocations they come from.
+//!
 //! Every field only ever grows between purges; the hot lists rely on that.
 //! Every list of resources elsewhere (HTTP parameters, exports, metrics,
 //! the CLI) is derived from [`Metric::ALL`] and [`Metric::name`].
@@ -51,7 +58,17 @@ pub struct Weight {
     /// Contended monitor enters (each one waited).
     #[serde(skip_serializing_if = "is_zero")]
     pub lock_enters: u64,
+    /// Bytes of sampled allocations still reachable (estimated like
+    /// `alloc_bytes`, for the objects that survive).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub live_bytes: u64,
+    /// Objects of sampled allocations still reachable (estimated).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub live_objects: u64,
 }
+
+/// How many event resources there are ([`Metric::EVENTS`]).
+pub const EVENT_COUNT: usize = Metric::EVENTS.len();
 
 /// A single component of a [`Weight`]: a resource, used to sort, to
 /// select and to report.
@@ -66,11 +83,13 @@ pub enum Metric {
     AllocObjects,
     LockWaitNs,
     LockEnters,
+    LiveBytes,
+    LiveObjects,
 }
 
 impl Metric {
     /// Every resource, time first, in the order reports list them.
-    pub const ALL: [Metric; 7] = [
+    pub const ALL: [Metric; 9] = [
         Metric::Samples,
         Metric::CpuNs,
         Metric::WallNs,
@@ -78,10 +97,19 @@ impl Metric {
         Metric::AllocObjects,
         Metric::LockWaitNs,
         Metric::LockEnters,
+        Metric::LiveBytes,
+        Metric::LiveObjects,
     ];
 
     /// The event resources, in the order of their per-event hot lists.
-    pub const EVENTS: [Metric; 4] = [Metric::AllocBytes, Metric::AllocObjects, Metric::LockWaitNs, Metric::LockEnters];
+    pub const EVENTS: [Metric; 6] = [
+        Metric::AllocBytes,
+        Metric::AllocObjects,
+        Metric::LockWaitNs,
+        Metric::LockEnters,
+        Metric::LiveBytes,
+        Metric::LiveObjects,
+    ];
 
     /// The name used in options, URLs, reports and JSON (the [`Weight`] field).
     pub fn name(self) -> &'static str {
@@ -93,7 +121,15 @@ impl Metric {
             Metric::AllocObjects => "alloc_objects",
             Metric::LockWaitNs => "lock_wait_ns",
             Metric::LockEnters => "lock_enters",
+            Metric::LiveBytes => "live_bytes",
+            Metric::LiveObjects => "live_objects",
         }
+    }
+
+    /// Whether the resource is the live heap: never in the profile itself,
+    /// only in the copies a view takes (see the module docs).
+    pub fn is_live(self) -> bool {
+        matches!(self, Metric::LiveBytes | Metric::LiveObjects)
     }
 
     /// A shorter name also accepted (`cpu`, `wall`).
@@ -141,6 +177,7 @@ impl Metric {
             Metric::Samples | Metric::CpuNs | Metric::WallNs => Metric::Samples,
             Metric::AllocBytes | Metric::AllocObjects => Metric::AllocObjects,
             Metric::LockWaitNs | Metric::LockEnters => Metric::LockEnters,
+            Metric::LiveBytes | Metric::LiveObjects => Metric::LiveObjects,
         }
     }
 
@@ -159,6 +196,8 @@ impl Metric {
             Metric::AllocObjects => "objects",
             Metric::LockWaitNs => "lock wait ns",
             Metric::LockEnters => "enters",
+            Metric::LiveBytes => "live bytes",
+            Metric::LiveObjects => "live objects",
         }
     }
 
@@ -172,6 +211,8 @@ impl Metric {
             Metric::AllocObjects => "objects",
             Metric::LockWaitNs => "lock wait ms",
             Metric::LockEnters => "enters",
+            Metric::LiveBytes => "live bytes",
+            Metric::LiveObjects => "live objects",
         }
     }
 
@@ -186,8 +227,17 @@ impl Metric {
 }
 
 impl Weight {
-    pub const ZERO: Weight =
-        Weight { samples: 0, cpu_ns: 0, wall_ns: 0, alloc_bytes: 0, alloc_objects: 0, lock_wait_ns: 0, lock_enters: 0 };
+    pub const ZERO: Weight = Weight {
+        samples: 0,
+        cpu_ns: 0,
+        wall_ns: 0,
+        alloc_bytes: 0,
+        alloc_objects: 0,
+        lock_wait_ns: 0,
+        lock_enters: 0,
+        live_bytes: 0,
+        live_objects: 0,
+    };
 
     /// One sample standing for `cpu_ns` of CPU time and `wall_ns` of wall time.
     pub fn sample(cpu_ns: u64, wall_ns: u64) -> Weight {
@@ -197,6 +247,11 @@ impl Weight {
     /// A sampled allocation standing for `bytes` and `objects`.
     pub fn allocation(bytes: u64, objects: u64) -> Weight {
         Weight { alloc_bytes: bytes, alloc_objects: objects, ..Weight::ZERO }
+    }
+
+    /// Sampled allocations still reachable, standing for `bytes` and `objects`.
+    pub fn live(bytes: u64, objects: u64) -> Weight {
+        Weight { live_bytes: bytes, live_objects: objects, ..Weight::ZERO }
     }
 
     /// One contended monitor enter that waited `wait_ns`.
@@ -213,6 +268,8 @@ impl Weight {
             Metric::AllocObjects => self.alloc_objects,
             Metric::LockWaitNs => self.lock_wait_ns,
             Metric::LockEnters => self.lock_enters,
+            Metric::LiveBytes => self.live_bytes,
+            Metric::LiveObjects => self.live_objects,
         }
     }
 
@@ -225,6 +282,8 @@ impl Weight {
             Metric::AllocObjects => &mut self.alloc_objects,
             Metric::LockWaitNs => &mut self.lock_wait_ns,
             Metric::LockEnters => &mut self.lock_enters,
+            Metric::LiveBytes => &mut self.live_bytes,
+            Metric::LiveObjects => &mut self.live_objects,
         }
     }
 
@@ -241,6 +300,8 @@ impl Weight {
         self.alloc_objects = self.alloc_objects.saturating_add(other.alloc_objects);
         self.lock_wait_ns = self.lock_wait_ns.saturating_add(other.lock_wait_ns);
         self.lock_enters = self.lock_enters.saturating_add(other.lock_enters);
+        self.live_bytes = self.live_bytes.saturating_add(other.live_bytes);
+        self.live_objects = self.live_objects.saturating_add(other.live_objects);
     }
 
     pub fn plus(mut self, other: &Weight) -> Weight {
@@ -268,7 +329,7 @@ impl Weight {
     }
 
     /// The event resources, in [`Metric::EVENTS`] order.
-    pub(crate) fn events(&self) -> [u64; 4] {
+    pub(crate) fn events(&self) -> [u64; EVENT_COUNT] {
         Metric::EVENTS.map(|event| self.get(event))
     }
 
@@ -393,6 +454,7 @@ mod tests {
         assert!(!whole.time().has_events());
         let cum = Weight::allocation(500, 5);
         assert_eq!(whole.with_events_of(&cum), Weight::sample(3, 4).plus(&cum));
-        assert_eq!(whole.events(), [100, 2, 9, 1]);
+        assert_eq!(whole.events(), [100, 2, 9, 1, 0, 0]);
+        assert_eq!(Weight::live(40, 1).events(), [0, 0, 0, 0, 40, 1]);
     }
 }

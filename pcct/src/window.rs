@@ -26,7 +26,7 @@ use crate::method::MethodId;
 use crate::slot::NodeId;
 use crate::slot::NIL;
 use crate::tree::{Pcct, TreeConfig, TreeMode};
-use crate::weight::{Metric, TimeWeight, Weight};
+use crate::weight::{Metric, TimeWeight, Weight, EVENT_COUNT};
 use crate::{BYTES_PER_EVENT_CONTEXT, BYTES_PER_NODE_AND_EDGE};
 
 /// A tree's weights at the start of a window.
@@ -37,7 +37,7 @@ pub struct WindowStart {
     weights: Vec<(TimeWeight, TimeWeight)>,
     /// The event weights of every site, by its index in the tree's event
     /// side table (which only grows within a purge epoch).
-    events: Vec<[u64; 4]>,
+    events: Vec<[u64; EVENT_COUNT]>,
     /// `tree=methods` mode: every method's self weight.
     counters: Vec<(MethodId, Weight)>,
     at: Instant,
@@ -64,7 +64,7 @@ impl WindowStart {
 /// sites' event weights and `counters` method counters.
 fn start_bytes(nodes: usize, sites: usize, counters: usize) -> usize {
     nodes * std::mem::size_of::<(TimeWeight, TimeWeight)>()
-        + sites * std::mem::size_of::<[u64; 4]>()
+        + sites * std::mem::size_of::<[u64; EVENT_COUNT]>()
         + counters * std::mem::size_of::<(MethodId, Weight)>()
 }
 

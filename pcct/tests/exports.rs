@@ -31,8 +31,12 @@ fn sample_tree() -> (Pcct, MethodTable) {
     for _ in 0..3 {
         tree.record_event(&[f(main, 8), f(work, 4), f(bytes, -1)], Weight::allocation(64 << 10, 60)).unwrap();
     }
-    tree.record_event(&[f(main, 8), f(work, 3), f(hash, 2), f(object, -1)], Weight::allocation(64 << 10, 4096))
+    let kept = tree
+        .record_event(&[f(main, 8), f(work, 3), f(hash, 2), f(object, -1)], Weight::allocation(64 << 10, 4096))
         .unwrap();
+    // The live heap, as a view's copy of the profile gets it: half of
+    // that allocation still reachable.
+    assert!(tree.add_event_at(kept.leaf, &Weight::live(32 << 10, 2048)));
     tree.record_event(&[f(main, 11), f(object, -1)], Weight::lock_wait(7_000_000)).unwrap();
     (tree, methods)
 }

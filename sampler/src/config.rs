@@ -120,6 +120,8 @@ pub struct SamplerConfig {
     /// Events (sampled allocations, monitor waits) that may wait for the
     /// sampler between two ticks; 0 when no event is reported (no queue).
     pub event_capacity: usize,
+    /// Most sampled allocations tracked for the live heap (0: off).
+    pub live_capacity: usize,
     pub tree: TreeConfig,
 }
 
@@ -139,6 +141,7 @@ impl Default for SamplerConfig {
             exclude_after_failures: 64,
             methods_limit: 32 << 20,
             event_capacity: 0,
+            live_capacity: 0,
             tree: TreeConfig::default(),
         }
     }

@@ -76,6 +76,10 @@ pub struct Event {
     pub class: Arc<str>,
     /// What the event stands for (event resources only).
     pub weight: Weight,
+    /// A sampled allocation's weak reference to its object, for the live
+    /// heap (`live_heap`; opaque here), or 0. Whoever drops the event
+    /// hands it to the live heap to be released.
+    pub object: u64,
 }
 
 /// Where an event stands in its thread's stream of events
@@ -482,6 +486,7 @@ mod tests {
             truncated: false,
             class: "byte[]".into(),
             weight: Weight::allocation(1, 1),
+            object: 0,
         };
         assert!(queue.push(event(EventKind::Allocation)));
         assert!(!queue.is_full());

@@ -45,6 +45,7 @@ pub mod events;
 pub mod handler;
 pub mod heap;
 pub mod hotspot;
+pub mod live_heap;
 pub mod recent;
 pub mod registers;
 pub mod resolve;

@@ -49,6 +49,7 @@ use crate::event_stacks::EventStacks;
 use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
+use crate::live_heap::LiveObject;
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
 use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
@@ -185,6 +186,11 @@ pub struct Sampler<'r> {
     classes: HashMap<Arc<str>, MethodId>,
     /// Each thread's previous event stack (chained events carry the rest).
     event_stacks: EventStacks,
+    /// Recorded allocations with weak references to their objects, and
+    /// the references of those not recorded, for the live heap (handed
+    /// over when its lock is free).
+    live_batch: Vec<LiveObject>,
+    live_release: Vec<u64>,
     /// How many times the method table started over (names of an older
     /// table are not used).
     methods_epoch: u64,
@@ -238,6 +244,8 @@ impl<'r> Sampler<'r> {
             events: Vec::new(),
             classes: HashMap::new(),
             event_stacks: EventStacks::default(),
+            live_batch: Vec::new(),
+            live_release: Vec::new(),
             methods_epoch: 0,
             event_threads: Vec::new(),
             scratch_stack: Vec::with_capacity(depth + 1),
@@ -533,11 +541,11 @@ impl<'r> Sampler<'r> {
                     });
                     applied.named.extend(names);
                     fill_event_stack(&mut self.scratch_stack, applied.named, event.truncated, depth, class);
-                    profile.tree.record_event_marked(applied.marks, near, &self.scratch_stack, event.weight).is_ok()
+                    profile.tree.record_event_marked(applied.marks, near, &self.scratch_stack, event.weight).ok()
                 }
                 Some(Err(_)) => {
                     counters_add(&self.shared.counters.events_unchained, 1);
-                    false
+                    None
                 }
                 None => {
                     self.scratch_stack.clear();
@@ -551,11 +559,24 @@ impl<'r> Sampler<'r> {
                         Some(near) => profile.tree.record_event_near(near, &self.scratch_stack, event.weight),
                         None => profile.tree.record_event(&self.scratch_stack, event.weight),
                     };
-                    recorded.is_ok()
+                    recorded.ok()
                 }
             };
-            self.shared.counters.count_event(event.kind, &event.weight, recorded);
+            self.shared.counters.count_event(event.kind, &event.weight, recorded.is_some());
+            if event.object != 0 {
+                match recorded {
+                    Some(recorded) => self.live_batch.push(LiveObject {
+                        epoch: profile.tree.epoch(),
+                        node: recorded.leaf,
+                        bytes: event.weight.alloc_bytes,
+                        objects: event.weight.alloc_objects,
+                        handle: event.object,
+                    }),
+                    None => self.live_release.push(event.object),
+                }
+            }
         }
+        self.shared.live.offer(&mut self.live_batch, &mut self.live_release);
         if self.tick.is_multiple_of(FORGET_STREAMS_EVERY) {
             self.event_stacks.forget_ended(self.tick);
         }
@@ -1396,6 +1417,7 @@ mod tests {
             truncated: false,
             class: class.into(),
             weight,
+            object: 0,
         };
         sampler.pending = vec![walked(&[LOOP, MAIN], Walker::Vm, None)];
         sampler.record_pending(Duration::from_secs(1), now_ns());
@@ -1453,6 +1475,7 @@ mod tests {
             truncated: false,
             class: "byte[]".into(),
             weight: Weight::allocation(100, 1),
+            object: 0,
         };
         // main -> deep -> leaf, whole; then the same with leaf at another
         // bci and main -> deep -> other, chained (two and one frames shared).

@@ -34,6 +34,7 @@ use crate::config::{Mode, SamplerConfig};
 use crate::counters::Counters;
 use crate::error::Result;
 use crate::events::EventQueue;
+use crate::live_heap::LiveHeap;
 use crate::recent::RecentSamples;
 use crate::thread_names::ThreadNames;
 
@@ -157,6 +158,8 @@ pub struct Shared {
     /// Java thread names by kernel thread id (written at registration,
     /// read by answers; never by the sampler thread).
     pub thread_names: Mutex<ThreadNames>,
+    /// The sampled allocations still reachable (`live_max`; off at 0).
+    pub live: LiveHeap,
 }
 
 impl Shared {
@@ -167,6 +170,7 @@ impl Shared {
             recent: Mutex::new(RecentSamples::new(config.recent_capacity)),
             control: Control::new(&config),
             events: (config.event_capacity > 0).then(|| EventQueue::new(config.event_capacity)),
+            live: LiveHeap::new(config.live_capacity),
             config,
             vm: Mutex::new(VmInfo::default()),
             started: Instant::now(),
@@ -198,8 +202,12 @@ impl Shared {
 
     /// A copy of the whole profile, taken under the lock (a copy of the
     /// arena and the hot lists; the method table is shared), for answers
-    /// that take longer to compute than a lock may be held.
+    /// that take longer to compute than a lock may be held. The copy holds
+    /// the live heap too (`live_bytes`, `live_objects`), which the profile
+    /// itself never does.
     pub fn snapshot(&self) -> Profile {
-        self.profile.lock().clone()
+        let mut profile = self.profile.lock().clone();
+        self.live.add_to(&mut profile.tree);
+        profile
     }
 }

@@ -72,6 +72,11 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_alloc_bytes_total", "Bytes allocated, estimated from the recorded allocation samples (rate(): the allocation rate).", MetricType::COUNTER, &[]),
     ("pcct_alloc_objects_total", "Objects allocated, estimated from the recorded allocation samples.", MetricType::COUNTER, &[]),
     ("pcct_alloc_bytes_dropped_total", "Bytes the dropped allocation samples stood for (estimated): what pcct_alloc_bytes_total misses.", MetricType::COUNTER, &[]),
+    ("pcct_live_heap_bytes", "Bytes of the sampled allocations still reachable at the last garbage collection (estimated; the live_bytes resource).", MetricType::GAUGE, &[]),
+    ("pcct_live_heap_objects", "Objects of the sampled allocations still reachable at the last garbage collection (estimated).", MetricType::GAUGE, &[]),
+    ("pcct_live_heap_tracked", "Sampled objects the live heap tracks now (at most live_max).", MetricType::GAUGE, &[]),
+    ("pcct_live_heap_objects_total", "Sampled objects of the live heap: tracked, dropped (table full), found collected, or let go at a purge.", MetricType::COUNTER, &["event"]),
+    ("pcct_live_heap_sweeps_total", "Sweeps of the live heap's weak references (after garbage collections).", MetricType::COUNTER, &[]),
     ("pcct_monitor_waits_total", "Contended monitor enters: recorded in the profile, or dropped (queue or arena full).", MetricType::COUNTER, &["result"]),
     ("pcct_lock_wait_seconds_total", "Time threads waited to enter contended monitors (recorded enters).", MetricType::COUNTER, &[]),
     ("pcct_hot_alloc_bytes", "Bytes allocated at the top-K allocation sites (type, allocating method) since the last purge.", MetricType::GAUGE, &["rank", "method", "type"]),
@@ -298,6 +303,19 @@ impl SamplerCollector {
         put("pcct_alloc_bytes_total", c(counters.alloc_bytes_recorded));
         put("pcct_alloc_objects_total", c(counters.alloc_objects_recorded));
         put("pcct_alloc_bytes_dropped_total", c(counters.alloc_bytes_dropped));
+        let live = self.shared.live.status();
+        put("pcct_live_heap_bytes", g(live.live_bytes as f64));
+        put("pcct_live_heap_objects", g(live.live_objects as f64));
+        put("pcct_live_heap_tracked", g(live.tracked as f64));
+        for (event, value) in [
+            ("tracked", live.tracked_total),
+            ("dropped", live.dropped_total),
+            ("collected", live.collected_total),
+            ("purged", live.purged_total),
+        ] {
+            put("pcct_live_heap_objects_total", counter(value as f64, vec![label("event", event)]));
+        }
+        put("pcct_live_heap_sweeps_total", c(live.sweeps));
         for (result, value) in
             [("recorded", counters.monitor_waits_recorded), ("dropped", counters.monitor_waits_dropped)]
         {

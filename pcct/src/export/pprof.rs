@@ -369,9 +369,15 @@ mod tests {
         assert_eq!(
             stacks(&profile),
             vec![
-                (vec!["app.Main.main:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
-                (vec!["app.Main.main:10".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
-                (vec!["app.Main.main:12".to_string(), "app.Main.work:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0]),
+                (vec!["app.Main.main:0".to_string()], vec![1, 1000, 2000, 0, 0, 0, 0, 0, 0]),
+                (
+                    vec!["app.Main.main:10".to_string(), "app.Main.work:0".to_string()],
+                    vec![1, 1000, 2000, 0, 0, 0, 0, 0, 0]
+                ),
+                (
+                    vec!["app.Main.main:12".to_string(), "app.Main.work:0".to_string()],
+                    vec![1, 1000, 2000, 0, 0, 0, 0, 0, 0]
+                ),
             ]
         );
         let main_function = profile.function.iter().find(|f| text(&profile, f.name) == "app.Main.main").unwrap();
@@ -395,6 +401,6 @@ mod tests {
         let mut tree = Pcct::new(config).unwrap();
         tree.record(&mut Marks::new(), &[Frame::new(a, 0), Frame::new(a, 1)], Weight::sample(5, 5)).unwrap();
         let profile = decode(&write(&tree, &methods, &ReportOptions::default(), &PprofContext::default())).unwrap();
-        assert_eq!(stacks(&profile), vec![(vec!["A.a:0".to_string()], vec![1, 5, 5, 0, 0, 0, 0])]);
+        assert_eq!(stacks(&profile), vec![(vec!["A.a:0".to_string()], vec![1, 5, 5, 0, 0, 0, 0, 0, 0])]);
     }
 }

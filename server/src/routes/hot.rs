@@ -84,11 +84,17 @@ pub async fn hot_methods(State(state): State<AppState>, RawQuery(query): RawQuer
     let by = params.choice("by", &["self", "total"], "self")?;
     let order = if by == "total" { MethodOrder::Total } else { MethodOrder::SelfWeight };
     let resource = params.resource()?;
-    let answer = {
-        let profile = state.shared.profile.lock();
+    let answer = move |state: &AppState, profile: &Profile| {
         let resource = resource.unwrap_or(profile.tree.config().metric);
         let methods = view::hot_methods(&profile.tree, &profile.methods, limit, order, resource);
         HotMethods { profile: state.header(&profile.tree), resource, by, methods }
+    };
+    // The live heap is only in copies of the profile.
+    let answer = if resource.is_some_and(Metric::is_live) {
+        let job_state = state.clone();
+        with_snapshot(&state, move |profile| answer(&job_state, &profile)).await?
+    } else {
+        answer(&state, &state.shared.profile.lock())
     };
     state.json(Some("limit"), &answer)
 }
@@ -114,7 +120,9 @@ pub async fn hot_edges(State(state): State<AppState>, RawQuery(query): RawQuery)
     let params = Params::parse(query.as_deref(), &with_resource(&["limit"]))?;
     let limit = params.integer("limit", 1, MAX_LIMIT, 20)? as usize;
     let resource = params.resource()?;
-    let listed = {
+    let listed = if resource.is_some_and(Metric::is_live) {
+        None // the live heap is only in copies of the profile
+    } else {
         let profile = state.shared.profile.lock();
         let resource = resource.unwrap_or(profile.tree.config().metric);
         let edges = profile.tree.listed_top_edges_by(resource, limit);
@@ -152,7 +160,9 @@ fn copy_nodes(state: &AppState, profile: &Profile, nodes: &[NodeId], resource: M
 /// `None`), copied under the lock from a hot-node list, or from a copy of
 /// the profile when no list covers them.
 async fn hottest_nodes(state: &AppState, limit: usize, resource: Option<Metric>) -> Result<CopiedNodes, ApiError> {
-    let listed = {
+    let listed = if resource.is_some_and(Metric::is_live) {
+        None // the live heap is only in copies of the profile
+    } else {
         let profile = state.shared.profile.lock();
         let resource = resource.unwrap_or(profile.tree.config().metric);
         let nodes = profile.tree.listed_top_nodes_by(resource, limit);

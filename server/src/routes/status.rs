@@ -51,6 +51,8 @@ pub struct Status {
     pub counters: CountersSnapshot,
     /// Report, tree and flame-graph computations alive (queued or running).
     pub heavy_jobs: HeavyJobsStatus,
+    /// The live heap's table of sampled objects (`live=`).
+    pub live_heap: pcct_sampler::live_heap::LiveHeapStatus,
     /// The inline records (CompiledMethodLoad) and the inline table.
     pub jit: pcct_jit::live::Summary,
     /// Profile windows open (`/debug/pprof/profile`).
@@ -105,6 +107,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         tree_stats: stats,
         counters: state.shared.counters.snapshot(),
         heavy_jobs: state.heavy.status(),
+        live_heap: state.shared.live.status(),
         jit: state.shared.jit.summary(),
         windows: state.windows.status(),
         metrics: pcct::Metric::ALL.iter().map(|metric| metric.name()).collect(),
