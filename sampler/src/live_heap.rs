@@ -307,9 +307,13 @@ mod tests {
         let mut batch: Vec<LiveObject> = (1..=5).map(|handle| object(&tree, x, 8, handle)).collect();
         let mut release = Vec::new();
         heap.offer(&mut batch, &mut release);
-        assert_eq!(release, vec![3, 4, 5]);
+        assert!(batch.is_empty() && release.is_empty(), "handed over");
         let status = heap.status();
         assert_eq!((status.tracked, status.dropped_total, status.tracked_total), (2, 3, 2));
+        // What did not fit is given back at the next sweep.
+        let mut released = Vec::new();
+        heap.sweep(tree.epoch(), |_| false, |handle| released.push(handle));
+        assert_eq!(released, vec![3, 4, 5]);
         // While the lock is held the batch waits, but never beyond the capacity.
         let held = heap.inner.lock();
         let mut batch: Vec<LiveObject> = (10..=13).map(|handle| object(&tree, x, 8, handle)).collect();
