@@ -294,6 +294,9 @@ impl Agent {
         // it again (a no-op), and disables sampling if another library took
         // the signal meanwhile.
         let _ = pcct_sampler::signal::install(self.options.signal);
+        if self.reported.locks {
+            self.watch_lock_parks(jni);
+        }
         let sampler = self.start_thread(jni, "pcct-sampler", &self.sampler_thread, crate::callbacks::sampler_main);
         if let Err(reason) = sampler {
             self.disable(format!("could not start the sampler thread: {reason}"));
@@ -419,6 +422,31 @@ impl Agent {
         }
     }
 
+    /// Binds `Unsafe.park` to pcct's hook, so that waits on
+    /// java.util.concurrent locks are recorded beside monitor waits
+    /// (`parks.rs`); /api/status says whether they are.
+    fn watch_lock_parks(&self, jni: Jni) {
+        let said = match crate::parks::install(self.jvmti, jni) {
+            Ok(()) => "; java.util.concurrent lock parks recorded".to_string(),
+            Err(why) => {
+                complain(&format!("waits on java.util.concurrent locks are not recorded: {why}"));
+                format!("; java.util.concurrent lock parks not recorded ({why})")
+            }
+        };
+        self.shared.vm.lock().events.push_str(&said);
+    }
+
+    /// The agent's JVMTI environment.
+    pub fn jvmti(&self) -> Jvmti {
+        self.jvmti
+    }
+
+    /// A park on a java.util.concurrent lock of `class` that waited
+    /// `waited` ns, on the parked thread once it woke (`parks.rs`).
+    pub fn lock_parked(&self, jni: Jni, class: jclass, waited: u64) {
+        self.sink().lock_parked(jni, class, waited);
+    }
+
     /// GarbageCollectionFinish: counted for the heap thread, nothing more.
     pub fn gc_finished(&self) {
         self.shared.live.gc_finished();
@@ -514,6 +542,7 @@ impl Agent {
         if let Some(sums) = pcct_sampler::cycles::report() {
             eprintln!("pcct cycles {sums}");
         }
+        crate::parks::stop();
         // The JIT thread leaves its wait now (the VM waits for threads in
         // native code before it exits).
         self.shared.jit.stop();

@@ -154,6 +154,16 @@ impl Sink<'_> {
         jni.delete_local_ref(class);
     }
 
+    /// A park on a java.util.concurrent lock of `class` that waited
+    /// `waited` ns (`parks.rs`): recorded as a monitor wait is, on the
+    /// thread that waited, after it woke.
+    pub fn lock_parked(&self, jni: Jni, class: jclass, waited: u64) {
+        if !self.recording() {
+            return;
+        }
+        self.push(jni.raw() as usize, EventKind::Monitor, class, pcct::Weight::lock_wait(waited), None);
+    }
+
     /// Queues the event; its time on this thread is measured
     /// (`callback_time`), so the agent's cost includes the callbacks'. On the
     /// monotonic clock, not the thread's CPU clock: reading that clock is a

@@ -196,6 +196,28 @@ impl Jvmti {
         Ok(unsafe { self.take_string(signature) })
     }
 
+    /// The JNI function table the VM's threads use, as a copy JVMTI
+    /// allocated: free it with [`Jvmti::free_jni_table`].
+    pub fn jni_table(&self) -> JvmtiResult<*mut jniNativeInterface> {
+        let mut table: *mut jniNativeInterface = ptr::null_mut();
+        check("GetJNIFunctionTable", call!(self.0, GetJNIFunctionTable, MISSING, &mut table))?;
+        Ok(table)
+    }
+
+    /// Makes `table` the JNI function table of every thread, from now on.
+    pub fn set_jni_table(&self, table: *const jniNativeInterface) -> JvmtiResult<()> {
+        check("SetJNIFunctionTable", call!(self.0, SetJNIFunctionTable, MISSING, table))
+    }
+
+    /// Frees a table [`Jvmti::jni_table`] returned.
+    ///
+    /// # Safety
+    /// `table` came from [`Jvmti::jni_table`] and is not used afterwards.
+    pub unsafe fn free_jni_table(&self, table: *mut jniNativeInterface) {
+        // SAFETY: as the caller promises.
+        unsafe { self.deallocate(table) }
+    }
+
     /// The source file `class`'s class file names (`HashMap.java`), if it
     /// names one (JVMTI_ERROR_ABSENT_INFORMATION otherwise) and the
     /// capability was granted.
@@ -435,6 +457,85 @@ impl Jni {
 
     pub fn new_global_ref(&self, object: jobject) -> jobject {
         call!(self.0, NewGlobalRef, ptr::null_mut(), object)
+    }
+
+    /// The class named `name` (`java/lang/Thread`) as a local reference,
+    /// found from the caller's class loader; `None` (exception cleared)
+    /// when it cannot be found.
+    pub fn find_class(&self, name: &CStr) -> Option<jclass> {
+        let class = call!(self.0, FindClass, ptr::null_mut(), name.as_ptr());
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(class)
+    }
+
+    /// A static method of `class`; `None` (exception cleared) if it has none.
+    pub fn static_method(&self, class: jclass, name: &CStr, signature: &CStr) -> Option<jmethodID> {
+        let method = call!(self.0, GetStaticMethodID, ptr::null_mut(), class, name.as_ptr(), signature.as_ptr());
+        if method.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(method)
+    }
+
+    /// An instance field of `class`; `None` (exception cleared) if it has none.
+    pub fn field(&self, class: jclass, name: &CStr, signature: &CStr) -> Option<jfieldID> {
+        let field = call!(self.0, GetFieldID, ptr::null_mut(), class, name.as_ptr(), signature.as_ptr());
+        if field.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(field)
+    }
+
+    /// The reference in `object`'s field `field`, as a local reference.
+    pub fn object_field(&self, object: jobject, field: jfieldID) -> jobject {
+        call!(self.0, GetObjectField, ptr::null_mut(), object, field)
+    }
+
+    /// Calls the static void method `method` of `class` with `arguments`;
+    /// false (exception cleared) if it threw.
+    pub fn call_static_void(&self, class: jclass, method: jmethodID, arguments: &[jvalue]) -> bool {
+        call!(self.0, CallStaticVoidMethodA, (), class, method, arguments.as_ptr());
+        !self.clear_exception()
+    }
+
+    /// Defines the class `name` from `bytes` in the boot class loader;
+    /// `None` (exception cleared) if the VM refuses it (defined already).
+    pub fn define_boot_class(&self, name: &CStr, bytes: &[u8]) -> Option<jclass> {
+        let length = jsize::try_from(bytes.len()).ok()?;
+        let class = call!(
+            self.0,
+            DefineClass,
+            ptr::null_mut(),
+            name.as_ptr(),
+            ptr::null_mut(),
+            bytes.as_ptr() as *const jbyte,
+            length
+        );
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(class)
+    }
+
+    /// Binds the native methods `methods` of `class`; false (exception
+    /// cleared) if the VM refused.
+    ///
+    /// # Safety
+    /// Each method's name and signature are NUL-terminated strings, and
+    /// its function has the C signature its Java signature implies.
+    pub unsafe fn register_natives(&self, class: jclass, methods: &[JNINativeMethod]) -> bool {
+        let count = methods.len() as jint;
+        let bound = call!(self.0, RegisterNatives, JNI_ERR, class, methods.as_ptr(), count) == JNI_OK;
+        if !bound {
+            self.clear_exception();
+        }
+        bound
     }
 
     /// A weak global reference to `object` (null if the VM had no room):

@@ -38,6 +38,7 @@ mod live_heap;
 #[allow(clippy::all, unsafe_op_in_unsafe_fn)]
 mod jvmti_sys;
 pub mod options;
+mod parks;
 mod resolver;
 mod serve;
 mod summary;
