@@ -439,18 +439,9 @@ impl Pcct {
         if self.config.mode == TreeMode::HotMethods || !self.contains(node) || weight.has_time() || node.index() == 0 {
             return false;
         }
-        let leaf = node.0;
-        self.add_node_weight(leaf, weight);
+        self.add_node_weight(node.0, weight);
         self.add_totals(self.slots[node.index()].method, weight);
-        let mut at = leaf;
-        while at != 0 && at != NIL {
-            let slot = &self.slots[at as usize];
-            let (method, parent, outermost) = (slot.method, slot.parent, slot.is_outermost());
-            if outermost {
-                self.counters.add_total(method, weight);
-            }
-            at = parent;
-        }
+        self.add_totals_walking_up(node.0, weight);
         true
     }
 
@@ -464,15 +455,21 @@ impl Pcct {
         } else if marks.rooted {
             self.counters.add_totals_of(&marks.outermost, weight);
         } else {
-            let mut node = leaf;
-            while node != 0 && node != NIL {
-                let slot = &self.slots[node as usize];
-                let (method, parent, outermost) = (slot.method, slot.parent, slot.is_outermost());
-                if outermost {
-                    self.counters.add_total(method, weight);
-                }
-                node = parent;
+            self.add_totals_walking_up(leaf, weight);
+        }
+    }
+
+    /// Adds `weight` to the total of every outermost activation from
+    /// `leaf` up to the root, found by walking the parents.
+    fn add_totals_walking_up(&mut self, leaf: u32, weight: &Weight) {
+        let mut node = leaf;
+        while node != 0 && node != NIL {
+            let slot = &self.slots[node as usize];
+            let (method, parent, outermost) = (slot.method, slot.parent, slot.is_outermost());
+            if outermost {
+                self.counters.add_total(method, weight);
             }
+            node = parent;
         }
     }
 
