@@ -57,9 +57,14 @@ per_jdk_and_11! {
         let in_main = main.self_weight.samples;
         let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial") + in_main;
         // The allowance is pcct's own count, so it is bounded on its own:
-        // restarts are rare (0-2 in 3000 samples), never 0.5 % of them.
+        // restarts are rare with pcct's walker (0-2 in 3000 samples), never
+        // 0.5 % of them. JDK 11 runs AsyncGetCallTrace alone (its VMStructs
+        // lack what pcct's walker reads), which fails more: 16-22 of about
+        // 3000 walks in the 4 runs of 21 that went over 0.5 % (2026-11-28),
+        // so it is held to 2 %.
+        let per_mille = if jdk.major == 11 { 20 } else { 5 };
         assert!(
-            restarts * 200 <= looping.cum.samples,
+            restarts * 1000 <= looping.cum.samples * per_mille,
             "{restarts} failed or partial walks or samples in main ({in_main}) of {} samples\n{context}",
             looping.cum.samples
         );
