@@ -395,13 +395,19 @@ impl Agent {
         crate::jit::code_unloaded(&self.shared, method, address);
     }
 
-    /// The JIT agent thread: fills the inline table and serves its work
-    /// until VMDeath (`jit.rs`).
-    pub fn run_jit(&self, jni: Jni) {
+    /// The first steps of each of the agent's own threads: the sampling
+    /// signal blocked, and the thread known as the agent's, never sampled.
+    fn enter_own_thread(&self) {
         pcct_sampler::signal::block_in_current_thread(self.options.signal);
         let own = current_tid();
         self.own_tids.lock().push(own);
         self.registry.retire(own);
+    }
+
+    /// The JIT agent thread: fills the inline table and serves its work
+    /// until VMDeath (`jit.rs`).
+    pub fn run_jit(&self, jni: Jni) {
+        self.enter_own_thread();
         crate::jit::serve(&self.shared, self.jvmti, jni, self.jit.recompile, || self.dying.load(Ordering::Acquire));
     }
 
@@ -455,10 +461,7 @@ impl Agent {
     /// The heap agent thread: keeps the live heap's table to the objects
     /// still reachable until VMDeath (`live_heap.rs`).
     pub fn run_heap(&self, jni: Jni) {
-        pcct_sampler::signal::block_in_current_thread(self.options.signal);
-        let own = current_tid();
-        self.own_tids.lock().push(own);
-        self.registry.retire(own);
+        self.enter_own_thread();
         crate::live_heap::serve(&self.shared, jni, self.reported.gc_events, || self.dying.load(Ordering::Acquire));
     }
 
@@ -484,10 +487,7 @@ impl Agent {
     /// until VMDeath.
     pub fn run_sampler(&self, jni: Jni) {
         let signal = self.options.signal;
-        pcct_sampler::signal::block_in_current_thread(signal);
-        let own = current_tid();
-        self.own_tids.lock().push(own);
-        self.registry.retire(own);
+        self.enter_own_thread();
 
         let classes = crate::classes::create_all_method_ids(self.jvmti, jni);
         self.classes_given_method_ids(classes);

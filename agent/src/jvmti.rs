@@ -566,28 +566,16 @@ impl Jni {
     /// The `JavaThread*` behind a `java.lang.Thread` (HotSpot keeps it in
     /// the thread's `eetop` field); `None` if the field is missing (not HotSpot).
     pub fn java_thread_of(&self, thread: jthread) -> Option<usize> {
-        let class = call!(self.0, FindClass, ptr::null_mut(), c"java/lang/Thread".as_ptr());
-        if class.is_null() {
-            self.clear_exception();
-            return None;
-        }
-        let field = call!(self.0, GetFieldID, ptr::null_mut(), class, c"eetop".as_ptr(), c"J".as_ptr());
+        let class = self.find_class(c"java/lang/Thread")?;
+        let field = self.field(class, c"eetop", c"J");
         self.delete_local_ref(class);
-        if field.is_null() {
-            self.clear_exception();
-            return None;
-        }
-        let value = call!(self.0, GetLongField, 0, thread, field);
+        let value = call!(self.0, GetLongField, 0, thread, field?);
         (value != 0).then_some(value as usize)
     }
 
     /// `new Thread(name)`, as a local reference.
     pub fn new_thread(&self, name: &str) -> Option<jthread> {
-        let class = call!(self.0, FindClass, ptr::null_mut(), c"java/lang/Thread".as_ptr());
-        if class.is_null() {
-            self.clear_exception();
-            return None;
-        }
+        let class = self.find_class(c"java/lang/Thread")?;
         let constructor =
             call!(self.0, GetMethodID, ptr::null_mut(), class, c"<init>".as_ptr(), c"(Ljava/lang/String;)V".as_ptr());
         let name = CString::new(name).ok()?;
