@@ -6,8 +6,9 @@
 //!   share, such as a leaf given to its caller, fails here);
 //! - the same program run with the leaves not inlined
 //!   (`-XX:CompileCommand=dontinline`): with inlining, pcct (which turns
-//!   `DebugNonSafepoints` on) must still give each leaf its share of the
-//!   samples with a Java frame, within 3 points.
+//!   `DebugNonSafepoints` on) must give the leaves together at least the
+//!   share of the samples with a Java frame they had there, less 3 points
+//!   (a leaf's samples handed to its caller would lower it).
 //!
 //! Both runs must find a Java frame in nearly every sample.
 //!
@@ -97,12 +98,19 @@ fn agrees_with_the_truth(jdk: &Jdk, program: &str, leaves: &[(&'static str, f64)
             );
         }
     }
-    for ((leaf, expected), (_, share)) in truth.leaves.iter().zip(&inlined.leaves) {
-        assert!(
-            (share - expected).abs() <= TOLERANCE_POINTS,
-            "{leaf}: {share:.1} % inlined, {expected:.1} % in the truth (±{TOLERANCE_POINTS})\n{context}"
-        );
-    }
+    // Each leaf's own share already meets the nominal split in both runs; a
+    // second per-leaf comparison between the runs would add both runs' noise
+    // (±3 points each on `loopsA`). What inlining may not do is hand the
+    // leaves' samples to their caller: the leaves together keep at least the
+    // share of the Java samples they had when not inlined (inlining removes
+    // call overhead, so they gain rather than lose).
+    let together = |run: &Shares| run.leaves.iter().map(|(_, share)| share).sum::<f64>();
+    assert!(
+        together(&inlined) >= together(&truth) - TOLERANCE_POINTS,
+        "the leaves hold {:.1} % of the Java samples inlined, {:.1} % not inlined (at most {TOLERANCE_POINTS} points less)\n{context}",
+        together(&inlined),
+        together(&truth)
+    );
 }
 
 per_jdk_and_11! {
