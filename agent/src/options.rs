@@ -49,6 +49,9 @@ pub struct Options {
     pub timer: TimerSource,
     /// `spin`: most time the timer spins before a tick, 0 to 200us (default 20us).
     pub max_spin: Duration,
+    /// `batch`: with threads' own CPU timers, how long the sampler thread
+    /// sleeps between two drains (zero: `off`, every interval).
+    pub batch: Duration,
     /// `jitter`: gaps between ticks are drawn from (1 - jitter)..(1 + jitter)
     /// intervals, 0..=0.9 (default 0.5; 0: strictly periodic).
     pub jitter: f64,
@@ -189,6 +192,7 @@ impl Default for Options {
             signal: libc::SIGPROF,
             timer: TimerSource::Thread,
             max_spin: Duration::from_micros(20),
+            batch: Duration::from_millis(20),
             jitter: 0.5,
             recent: 4096,
             hot_list: 1024,
@@ -469,6 +473,25 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "most time the timer spins before a tick (`0us`: sleep only)",
         apply: |o, v| set(&mut o.max_spin, ranged_duration(v, Duration::ZERO, Duration::from_micros(200))),
         show: |o| ("spin_ns", nanos(o.max_spin)),
+    },
+    OptionSpec {
+        key: "batch",
+        default: "20ms",
+        allowed: "off, or a duration from 1ms to 100ms",
+        meaning: "with threads' own CPU timers (`timer=thread`, cpu mode), the sampler thread sleeps this long between two \
+                  drains (earlier when a thread's samples or the shared pool run low, a thread starts, or an answer wants the \
+                  newest samples: answers drain first); `off`: it wakes every interval",
+        apply: |o, v| {
+            set(
+                &mut o.batch,
+                if v == "off" {
+                    Some(Duration::ZERO)
+                } else {
+                    ranged_duration(v, Duration::from_millis(1), Duration::from_millis(100))
+                },
+            )
+        },
+        show: |o| ("batch_ns", nanos(o.batch)),
     },
     OptionSpec {
         key: "jitter",
@@ -929,6 +952,7 @@ impl Options {
             signal: self.signal,
             timer: self.timer,
             max_spin: self.max_spin,
+            batch: self.batch,
             jitter: self.jitter,
             recent_capacity: self.recent,
             exclude_after_failures: 64,

@@ -115,6 +115,9 @@ def measure(variant, setup, out_dir, cycles=False):
         "cpu accounted %": 100 * (sampler.get("cpu_ns_recorded", 0) + sampler.get("cpu_ns_filtered", 0))
         / max(observed, 1),
         "sampler s": sampler.get("sampler_cpu_ns", 0) / 1e9,
+        # The agent's own CPU (sampler thread and handlers) over the CPU the
+        # sampled threads used (the acceptance figure of the batched sampler).
+        "agent %": 100 * (sampler.get("sampler_cpu_ns", 0) + handler["sum_ns"]) / max(observed, 1),
         "drain µs/tick": drain["sum_ns"] / max(drain["count"], 1) / 1e3,
         "callbacks s": sampler.get("callback_time", {}).get("sum_ns", 0) / 1e9,
         "walked": walked,
@@ -131,13 +134,16 @@ def line(label, figures):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workload", choices=["javac", "h2"], default="javac")
+    parser.add_argument("--workload", choices=["javac", "h2", "busy"], default="javac")
+    parser.add_argument("--busy-seconds", type=int, default=10, help="busy: its wall-clock seconds")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cycles", action="store_true", help="also where the handler's cycles went (see above)")
     parser.add_argument("variants", nargs="+", help="agent.so or 'agent.so|extra,options'")
     args = parser.parse_args()
     harness.ensure_jdk()
-    setup = harness.WORKLOADS[args.workload](args, None)
+    classes = Path(tempfile.mkdtemp(prefix="pcct-ab-classes-"))
+    harness.compile_java([harness.HERE / "BusyDeep.java"], classes)
+    setup = harness.WORKLOADS[args.workload](args, classes)
     results = {variant: [] for variant in args.variants}
     with tempfile.TemporaryDirectory(prefix="pcct-ab-") as out_dir:
         for round_index in range(args.rounds):

@@ -5,7 +5,7 @@ Every (workload, configuration) pair runs once per round, in a new shuffled
 order each round (seeded; the seed is recorded), so slow drifts of this noisy
 machine spread over all configurations.
 
-Workloads (--workloads, default all five):
+Workloads (--workloads, default all six):
   javac        javac compiling java/util from the JDK's own sources (java.base
                extracted from lib/src.zip of Debian's openjdk-17-source), ~18 s;
                class files to /dev/shm where it is writable (class_output_directory)
@@ -17,6 +17,8 @@ Workloads (--workloads, default all five):
                reads and short stat calls, which measures each method's CPU with
                its own thread clock (--syscall-seconds of it); each profiler's
                inclusive shares of the three are held against that truth
+  busy         benches/jvm/BusyDeep.java: one thread spinning at a 40-frame
+               stack (--busy-seconds of wall time), the sampler thread's cost
 
 Configurations (--configs, default all; `base` is always added):
   base                          no profiler
@@ -370,6 +372,12 @@ def setup_demo(args, classes):
             "expected_s": args.demo_seconds + 2}
 
 
+def setup_busy(args, classes):
+    # BusyDeep <seconds> <depth>: one thread spinning at a 40-frame stack.
+    return {"args": ["-cp", str(classes), "BusyDeep", str(args.busy_seconds), "40"], "cwd": WORK,
+            "expected_s": args.busy_seconds + 2}
+
+
 def setup_groundtruth(args, classes):
     # GroundTruth <seconds> [checkEvery]: the default checkEvery (a clock read every ~150 us).
     return {"args": ["-cp", str(classes), "GroundTruth", str(args.groundtruth_seconds)], "cwd": WORK,
@@ -393,8 +401,11 @@ def setup_syscall(args, classes):
             "cwd": WORK, "clean": directory, "expected_s": 2 * args.syscall_seconds + 5, "truth": syscall_truth}
 
 
+BENCH_SOURCES = [HERE / "JfrStacks.java", HERE / "BusyDeep.java", ROOT / "demo" / "Demo.java",
+                 ROOT / "tests" / "java" / "GroundTruth.java", ROOT / "tests" / "java" / "SyscallTruth.java"]
+
 WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtruth": setup_groundtruth,
-             "syscall": setup_syscall}
+             "syscall": setup_syscall, "busy": setup_busy}
 
 
 def jfr_settings(kind):
@@ -1291,6 +1302,7 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--demo-seconds", type=int, default=15)
     parser.add_argument("--groundtruth-seconds", type=int, default=15)
+    parser.add_argument("--busy-seconds", type=int, default=10)
     parser.add_argument("--syscall-seconds", type=float, default=6, help="SyscallTruth's CPU budget")
     parser.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     parser.add_argument("--smoke", action="store_true",
@@ -1346,8 +1358,7 @@ def main():
     WORK.mkdir(parents=True, exist_ok=True)
     classes = Path(tempfile.mkdtemp(prefix="pcct-bench-classes-"))
     atexit.register(shutil.rmtree, classes, True)
-    compile_java([HERE / "JfrStacks.java", ROOT / "demo" / "Demo.java", ROOT / "tests" / "java" / "GroundTruth.java",
-                  ROOT / "tests" / "java" / "SyscallTruth.java"], classes)
+    compile_java(BENCH_SOURCES, classes)
     setups = {workload: WORKLOADS[workload](args, classes) for workload in workloads}
 
     out_dir = RESULTS / time.strftime("%Y%m%d-%H%M%S")

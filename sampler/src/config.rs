@@ -107,6 +107,9 @@ pub struct SamplerConfig {
     pub timer: TimerSource,
     /// Cap of the busy-wait spin (0: sleep only).
     pub max_spin: Duration,
+    /// With threads' own CPU timers, the sampler's sleep between two
+    /// drains (`sampler`, "Batches"; zero: it ticks every interval).
+    pub batch: Duration,
     /// Gaps between ticks are drawn from `(1 - jitter) .. (1 + jitter)`
     /// intervals, against aliasing with periodic programs (0: periodic).
     pub jitter: f64,
@@ -136,6 +139,7 @@ impl Default for SamplerConfig {
             signal: libc::SIGPROF,
             timer: TimerSource::Thread,
             max_spin: Duration::from_micros(20),
+            batch: Duration::from_millis(20),
             jitter: 0.5,
             recent_capacity: 4096,
             exclude_after_failures: 64,

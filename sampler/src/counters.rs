@@ -194,6 +194,13 @@ counters! {
     ticks_missed,
     /// Nanoseconds the timer spun waiting for deadlines.
     spin_ns,
+    /// Wakes of the batching sampler before its batch ended, for its
+    /// doorbell (`doorbell`: a slot half full, the pool running low, a new
+    /// thread, a query, a control change).
+    wakes_rung,
+    /// Answers that waited a whole batch interval for their drain and
+    /// answered without it (`fresh`, in the server).
+    fresh_waits_expired,
     /// CPU time the sampler thread itself has used (its own CPU clock, read
     /// at every tick): waking up, spinning, draining, signalling.
     sampler_cpu_ns,

@@ -157,7 +157,12 @@ impl EventQueue {
     /// caller counts the drop, `Counters::count_event`).
     #[must_use]
     pub fn push(&self, event: Event) -> bool {
-        self.queue.push(event).is_ok()
+        let pushed = self.queue.push(event).is_ok();
+        if self.queue.len() * 2 >= self.queue.capacity() {
+            // Half full before the sampler's batch ended: it drains now.
+            crate::doorbell::DOORBELL.ring();
+        }
+        pushed
     }
 
     /// Whether a push now would be dropped (checked before the costly part

@@ -43,7 +43,9 @@
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
 //! async-signal-safe; most of a timer's handlers read no clock: "Timing
-//! itself", below). The process id a signal must come from is read once,
+//! itself", below), and `futex(FUTEX_WAKE)` when a timer's handler rings the
+//! sampler's doorbell (`doorbell`: its slot half full, the pool running low
+//! or a signal refused) while the sampler sleeps on it. The process id a signal must come from is read once,
 //! when the handler is installed ([`remember_process_id`]), not by a
 //! `getpid` per signal (a system call costs about 1.4 µs on the virtual
 //! machines of BENCHMARKS.md).
@@ -162,12 +164,13 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use crate::agct::{self, CallTrace};
 use crate::cpu_timer;
 use crate::cycles::{self, Part};
+use crate::doorbell::DOORBELL;
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
     HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, OWN_REGIONS, RESULT_DEFERRED, RESULT_FILTERED,
-    RESULT_NO_AGCT, RESULT_NO_REGION, SLOTS,
+    RESULT_NO_AGCT, RESULT_NO_REGION, RING_AT_WAITING, SLOTS,
 };
 use crate::tsc;
 
@@ -305,6 +308,11 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // A timer runs on whether or not its previous sample was drained.
         let refused = if timed { &BUSY_TIMER_SIGNALS } else { &STALE_SIGNALS };
         refused.fetch_add(1, Ordering::Relaxed);
+        if timed {
+            // Its places or the pool ran out before the sampler's batch
+            // ended: it drains now.
+            DOORBELL.ring();
+        }
         if counted.is_some() {
             slot.timer_handler_ended(clock.by_counter().then(tsc::now));
         }
@@ -347,7 +355,7 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // sampler's signal is then not filtered on the checksum alone.
         slot.last_cpu_ns.store(end.unwrap_or(0), Ordering::Relaxed);
     }
-    slot.publish(HandlerResult {
+    let published = slot.publish(HandlerResult {
         result: captured.result,
         walker: captured.walker as u8,
         broken: captured.broken,
@@ -359,6 +367,12 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         cpu_ns: clock.cpu_start().unwrap_or(0),
         timer_signal: counted.unwrap_or(0),
     });
+    if published
+        && timed
+        && (place.waiting + 1 >= RING_AT_WAITING || place.borrowed.is_some_and(|_| slot.pool_running_low()))
+    {
+        DOORBELL.ring();
+    }
 }
 
 /// A timer's samples between two whose handler reads the thread's CPU
@@ -615,10 +629,11 @@ struct Captured {
 /// finish (written after pcct's partial frames, so they survive if
 /// AsyncGetCallTrace fails too).
 ///
-/// A walk into a borrowed region neither uses nor changes the thread's
-/// walk history (the region goes back to the pool when it is drained, and
+/// A walk into a borrowed region reuses the thread's walk history but does
+/// not change it (the region goes back to the pool when it is drained, and
 /// another thread may write it then): the history keeps the previous walk
-/// in the slot's own region.
+/// in the slot's own region, which holds a waiting sample that nobody
+/// writes (read by this walk and by the sampler's drain only).
 ///
 /// # Safety
 /// The slot is IN_HANDLER behind `place.waiting` samples: the region
@@ -635,7 +650,8 @@ unsafe fn capture(
     // SAFETY: the history is null or a live History (see
     // `Slot::handler_history`), and the slot is IN_HANDLER: it is this
     // handler's until it publishes.
-    let mut history = unsafe { slot.handler_history().as_mut() }.filter(|_| place.borrowed.is_none());
+    let mut history = unsafe { slot.handler_history().as_mut() };
+    let keeps = place.borrowed.is_none();
     let region = match (place.borrowed, history.as_deref_mut()) {
         (Some(borrowed), _) => borrowed,
         (None, Some(history)) => history.next_region(place.busy, OWN_REGIONS),
@@ -667,10 +683,17 @@ unsafe fn capture(
                                 },
                                 None => &[],
                             };
-                        let memo = history.memo(previous, Some(FrameCache::process()));
-                        let walk = walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
-                        history.finish(&walk, region);
-                        walk
+                        let cache = Some(FrameCache::process());
+                        if keeps {
+                            let memo = history.memo(previous, cache);
+                            let walk =
+                                walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
+                            history.finish(&walk, region);
+                            walk
+                        } else {
+                            let memo = history.memo_to_read(previous, cache);
+                            walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo)
+                        }
                     }
                     None => {
                         let memo = walker::Memo { cache: Some(FrameCache::process()), ..walker::Memo::default() };
@@ -696,7 +719,7 @@ unsafe fn capture(
             None => broken = Broken::NoThread as u8,
         }
     }
-    if let Some(history) = history {
+    if let Some(history) = history.filter(|_| keeps) {
         history.forget();
     }
     let region = region as u8;

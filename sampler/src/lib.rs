@@ -4,6 +4,8 @@
 //! the sampler thread's loop (Whaley's Figure 4, on HotSpot):
 //!
 //! - [`timer`]: the busy-wait timer (absolute deadlines, adaptive spin).
+//! - [`doorbell`]: how handlers, registration, control and queries wake
+//!   the sampler thread before its next batch.
 //! - [`slots`]: the fixed table of thread slots, one mailbox per thread
 //!   between its signal handler and the sampler.
 //! - [`handler`]: the signal handler — async-signal-safe, its rules are its
@@ -39,6 +41,7 @@ pub mod config;
 pub mod counters;
 pub mod cpu_timer;
 pub mod cycles;
+pub mod doorbell;
 mod error;
 pub mod event_stacks;
 pub mod events;

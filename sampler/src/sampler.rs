@@ -29,6 +29,28 @@
 //! reads a timed thread's CPU clock only every [`TIMED_READ_EVERY_TICKS`]
 //! ticks, and signals only the threads the kernel refused a timer.
 //!
+//! # Batches
+//!
+//! With every thread's own timer taking its samples, nothing needs the
+//! sampler at each interval: it drains in batches (`batch=`, default 20 ms,
+//! when longer than the interval). Between two drains it sleeps on its
+//! [`crate::doorbell`], and wakes at the batch's end or when the bell rings:
+//! a handler whose slot holds [`slots::RING_AT_WAITING`] samples (half its
+//! places), or that borrowed a region of a pool half borrowed, or whose
+//! signal found no place; a thread's registration (its timer opens at the
+//! drain); an event queue half full; a control change; an answer that wants
+//! the newest samples (the server's `fresh`, which waits for that drain, at
+//! most one batch). A rung bell wakes it at most once per interval. The
+//! pool is made when the first timer opens, since a batch queues samples
+//! behind each slot's two regions; a walk into a pool region reuses the
+//! thread's previous walk (`handler::capture`). The samples of a batch
+//! are drained in order, thread by thread, and weighed as any queued
+//! samples are, so marks and weights are those of per-interval drains.
+//! Where the sampler signals a thread itself (a timer refused), with
+//! `timer=sampler`, in wall mode and with `batch=off`, it ticks every
+//! interval as above. (`BENCHMARKS.md`, "The sampler thread in batches",
+//! measures what a batch saves.)
+//!
 //! Steps 2-4 also take the events (sampled allocations, monitor waits) the
 //! agent's callbacks queued since the previous tick (see `events`): their
 //! frames are named with the samples', and each is recorded with its whole
@@ -45,6 +67,7 @@ use crate::agct::AgctError;
 use crate::config::{Mode, TimerSource};
 use crate::counters::Counters;
 use crate::cpu_timer::ThreadTimer;
+use crate::doorbell::DOORBELL;
 use crate::event_stacks::EventStacks;
 use crate::events::Event;
 use crate::handler::{self, Walker};
@@ -206,6 +229,9 @@ pub struct Sampler<'r> {
     mode: Mode,
     /// Sampling was paused (`/api/sampling`) at the previous tick.
     paused: bool,
+    /// At the previous tick the sampler signalled a thread itself (its
+    /// timer refused): it then ticks every interval, not in batches.
+    signals_threads: bool,
     started_ns: u64,
     /// The processor counter's rate, measured over the first ticks (`tsc`).
     calibration: crate::tsc::Calibration,
@@ -255,6 +281,7 @@ impl<'r> Sampler<'r> {
             tick: 0,
             mode,
             paused: false,
+            signals_threads: false,
             started_ns: now_ns(),
             calibration: crate::tsc::Calibration::begin(),
         }
@@ -264,18 +291,34 @@ impl<'r> Sampler<'r> {
     /// more so that every sample taken is in the profile.
     pub fn run(&mut self) {
         signal::block_in_current_thread(self.shared.config.signal);
-        let mut waiting = self.waiting();
-        let mut timer = BusyWaitTimer::new(self.shared.control.interval(), waiting.0, waiting.1);
+        let mut waiting = None;
+        let mut timer = BusyWaitTimer::new(self.shared.control.interval(), Duration::ZERO, 0.0);
+        // Rings after this reading wake the next batch's wait: read before
+        // each drain, so a sample published during one is drained soon.
+        let mut bell = DOORBELL.seen();
+        let mut woke_at = now_ns();
         while !self.shared.control.stop_requested() {
             let interval = self.shared.control.interval();
-            let now_waiting = self.waiting();
-            if now_waiting != waiting {
-                waiting = now_waiting;
-                timer = BusyWaitTimer::new(interval, waiting.0, waiting.1);
-            }
-            timer.set_interval(interval);
-            let tick = timer.wait();
-            let tick_start = now_ns();
+            let tick = match self.batch(interval) {
+                Some(batch) => {
+                    waiting = None;
+                    self.shared.batch_ns.store(batch.as_nanos() as u64, Ordering::Release);
+                    self.wait_for_batch(bell, woke_at, batch, interval)
+                }
+                None => {
+                    self.shared.batch_ns.store(0, Ordering::Release);
+                    let now_waiting = self.waiting();
+                    if waiting != Some(now_waiting) {
+                        waiting = Some(now_waiting);
+                        timer = BusyWaitTimer::new(interval, now_waiting.0, now_waiting.1);
+                    }
+                    timer.set_interval(interval);
+                    timer.wait()
+                }
+            };
+            bell = DOORBELL.seen();
+            woke_at = now_ns();
+            let tick_start = woke_at;
             let counters = &self.shared.counters;
             counters_add(&counters.ticks, 1);
             counters_add(&counters.ticks_missed, tick.missed);
@@ -304,6 +347,7 @@ impl<'r> Sampler<'r> {
         }
         // Final drain: no more timer signals; give outstanding handlers a
         // moment, then apply everything.
+        self.shared.batch_ns.store(0, Ordering::Release);
         self.close_timers();
         let deadline = Instant::now() + Duration::from_millis(50);
         while Instant::now() < deadline && self.any_pending() {
@@ -373,6 +417,27 @@ impl<'r> Sampler<'r> {
         } else {
             (self.shared.config.max_spin, self.shared.config.jitter)
         }
+    }
+
+    /// The batch interval when the sampler drains in batches now
+    /// ("Batches" in the module doc): threads' own timers take every
+    /// sample (none of the threads is signalled by the sampler), and the
+    /// batch is longer than the interval.
+    fn batch(&self, interval: Duration) -> Option<Duration> {
+        let batch = self.shared.config.batch;
+        (self.thread_timers() && batch > interval && !self.signals_threads).then_some(batch)
+    }
+
+    /// Sleeps until `batch` after the previous wake (`woke_at`), or until
+    /// the doorbell rings after the reading `bell`; but a rung bell wakes
+    /// the sampler at most once per `interval`, however often it rings.
+    fn wait_for_batch(&self, bell: u32, woke_at: u64, batch: Duration, interval: Duration) -> crate::timer::Tick {
+        let batch_end = woke_at + batch.as_nanos() as u64;
+        if DOORBELL.wait_until(bell, batch_end) {
+            counters_add(&self.shared.counters.wakes_rung, 1);
+            crate::timer::sleep_until(woke_at + interval.as_nanos() as u64);
+        }
+        crate::timer::Tick::default()
     }
 
     /// Closes every thread's timer (pause, stop).
@@ -891,6 +956,7 @@ impl<'r> Sampler<'r> {
         let thread_timers = self.thread_timers();
         let read_timed = self.tick.is_multiple_of(TIMED_READ_EVERY_TICKS);
         let wall_now = now_ns();
+        self.signals_threads = false;
         for (index, slot) in SLOTS[..high].iter().enumerate() {
             let state = slot.state();
             if state == SlotState::Free || state == SlotState::Retired {
@@ -935,6 +1001,11 @@ impl<'r> Sampler<'r> {
                 let signals = slot.timer_signals.load(Ordering::Acquire);
                 match ThreadTimer::open(tid, interval, signal, value) {
                     Ok(timer) => {
+                        if self.shared.config.batch > interval {
+                            // Its samples queue for a batch: behind its
+                            // slot's two regions, in the pool's.
+                            slot.prepare_pool();
+                        }
                         thread.timer_opened(timer.period(), signals, cpu_now);
                         thread.timer = Some(timer);
                         counters_add(&self.shared.counters.timers_opened, 1);
@@ -949,6 +1020,7 @@ impl<'r> Sampler<'r> {
                 continue;
             }
             let Some(thread) = self.threads[index].as_mut() else { continue };
+            self.signals_threads = true;
             if state != SlotState::Idle {
                 counters_add(&self.shared.counters.samples_busy, 1);
                 continue;

@@ -81,6 +81,8 @@ impl Control {
     /// Pauses (false) or resumes (true) sampling; the thread keeps ticking.
     pub fn set_running(&self, running: bool) {
         self.running.store(running, Ordering::Release);
+        // The sampler follows at its next wake: now.
+        crate::doorbell::DOORBELL.ring();
     }
 
     pub fn interval(&self) -> Duration {
@@ -89,6 +91,8 @@ impl Control {
 
     pub fn set_interval(&self, interval: Duration) {
         self.interval_ns.store(interval.as_nanos() as u64, Ordering::Release);
+        // The sampler follows at its next wake: now.
+        crate::doorbell::DOORBELL.ring();
     }
 
     pub fn mode(&self) -> Mode {
@@ -99,11 +103,15 @@ impl Control {
     /// since cpu and wall profiles are sorted by different weights.
     pub fn set_mode(&self, mode: Mode) {
         self.mode.store(mode.as_u8(), Ordering::Release);
+        // The sampler follows at its next wake: now.
+        crate::doorbell::DOORBELL.ring();
     }
 
     /// Asks the sampler thread to finish its last drain and return.
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
+        // The sampler follows at its next wake: now.
+        crate::doorbell::DOORBELL.ring();
     }
 
     pub fn stop_requested(&self) -> bool {
@@ -149,6 +157,9 @@ pub struct Shared {
     pub drained_tick: AtomicU64,
     /// When that drain completed (CLOCK_MONOTONIC nanoseconds; 0: never).
     pub drained_at_ns: AtomicU64,
+    /// The batch interval while the sampler drains in batches (`sampler`,
+    /// "Batches"), in nanoseconds; 0 while it ticks every interval.
+    pub batch_ns: AtomicU64,
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
@@ -177,6 +188,7 @@ impl Shared {
             finished: AtomicBool::new(false),
             drained_tick: AtomicU64::new(0),
             drained_at_ns: AtomicU64::new(0),
+            batch_ns: AtomicU64::new(0),
             disabled: Mutex::new(None),
             jit: pcct_jit::Jit::default(),
             thread_names: Mutex::new(ThreadNames::new()),
@@ -193,6 +205,16 @@ impl Shared {
     /// Why sampling is off for good, if it is.
     pub fn disabled_reason(&self) -> Option<String> {
         self.disabled.lock().clone()
+    }
+
+    /// The batch interval while the sampler drains in batches (and has not
+    /// stopped): an answer may then ask for a drain first (`doorbell`).
+    pub fn batching(&self) -> Option<Duration> {
+        match self.batch_ns.load(Ordering::Acquire) {
+            0 => None,
+            _ if self.finished.load(Ordering::Acquire) => None,
+            ns => Some(Duration::from_nanos(ns)),
+        }
     }
 
     /// Purges the tree now (readers' request: `POST /api/purge`).

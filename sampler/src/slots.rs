@@ -104,6 +104,10 @@ fn unpack(word: u64) -> (u32, SlotState, usize) {
 /// region of `depth + 1` frames: one of the slot's own two, or one
 /// borrowed from the [`Pool`].
 pub const PLACES: usize = 32;
+/// Samples waiting in one slot at which its handler rings the sampler's
+/// doorbell (`doorbell`): half its places, so that the thread's timer has
+/// as many intervals again before a signal finds the places full.
+pub const RING_AT_WAITING: usize = PLACES / 2;
 
 /// Regions a slot has of its own, from its registration; region numbers
 /// from this one on are the pool's, borrowed.
@@ -330,6 +334,13 @@ impl Pool {
         region.checked_sub(OWN_REGIONS).filter(|&index| index < POOL_REGIONS)
     }
 
+    /// Whether half of the pool's regions or more are borrowed: a handler
+    /// that borrowed one then rings the sampler's doorbell.
+    #[inline]
+    fn running_low(&self) -> bool {
+        self.taken.load(Ordering::Relaxed).count_ones() as usize >= POOL_REGIONS / 2
+    }
+
     /// Regions borrowed now.
     #[cfg(test)]
     fn borrowed(&self) -> u32 {
@@ -493,6 +504,12 @@ impl Slot {
         return self.pool;
         #[cfg(not(test))]
         &POOL
+    }
+
+    /// Whether the slots' pool runs low ([`Pool::running_low`]).
+    #[inline]
+    pub(crate) fn pool_running_low(&self) -> bool {
+        self.pool().running_low()
     }
 
     /// The slot's state now.
@@ -898,6 +915,8 @@ impl Registry {
         let key = ThreadKey { slot: index, generation };
         inner.by_tid.insert(tid, key);
         self.registered_total.fetch_add(1, Ordering::Relaxed);
+        // Its timer opens at the sampler's next drain: now.
+        crate::doorbell::DOORBELL.ring();
         Ok(key)
     }
 

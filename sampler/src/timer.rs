@@ -75,7 +75,7 @@ pub fn now_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
-fn sleep_until(deadline_ns: u64) {
+pub(crate) fn sleep_until(deadline_ns: u64) {
     let target =
         libc::timespec { tv_sec: (deadline_ns / 1_000_000_000) as i64, tv_nsec: (deadline_ns % 1_000_000_000) as i64 };
     loop {

@@ -354,6 +354,7 @@ const HANDLER_FILES: &[HandlerFile] = &[
     ("cpu_timer.rs", include_str!("../src/cpu_timer.rs"), &[]),
     ("cycles.rs", include_str!("../src/cycles.rs"), &[("report", "the benchmark build's report, made at exit")]),
     ("registers.rs", include_str!("../src/registers.rs"), &[]),
+    ("doorbell.rs", include_str!("../src/doorbell.rs"), &[]),
     (
         "slots.rs",
         include_str!("../src/slots.rs"),

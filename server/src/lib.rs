@@ -17,6 +17,7 @@
 pub mod auth;
 pub mod backoff;
 pub mod error;
+pub mod fresh;
 pub mod heavy;
 pub mod json_answer;
 pub mod metrics;
@@ -79,6 +80,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/jit/recompile", post(routes::jit::recompile))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), fresh::drain_first))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(middleware::from_fn_with_state(state.clone(), same_origin::require_same_origin))
         .layer(middleware::from_fn_with_state(state.clone(), record_request))

@@ -23,6 +23,8 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_sampler_ticks_late_total", "Ticks that started more than a tenth of the interval late.", MetricType::COUNTER, &[]),
     ("pcct_sampler_ticks_missed_total", "Whole intervals the timer skipped because it fell behind.", MetricType::COUNTER, &[]),
     ("pcct_sampler_spin_seconds_total", "CPU time the busy-wait timer spun.", MetricType::COUNTER, &[]),
+    ("pcct_sampler_wakes_rung_total", "Wakes of the batching sampler before its batch ended (a slot half full, the pool low, a new thread, a query, a control change).", MetricType::COUNTER, &[]),
+    ("pcct_http_fresh_waits_expired_total", "Answers that waited a whole batch interval for a drain and answered without it.", MetricType::COUNTER, &[]),
     ("pcct_sampler_cpu_seconds_total", "CPU time of the sampler thread itself (waking, spinning, draining, signalling).", MetricType::COUNTER, &[]),
     ("pcct_sampling_interval_seconds", "Current sampling interval.", MetricType::GAUGE, &[]),
     ("pcct_sampling_running", "1 while sampling, 0 when paused, finished or disabled.", MetricType::GAUGE, &[]),
@@ -223,6 +225,8 @@ impl SamplerCollector {
         put("pcct_sampler_ticks_late_total", c(counters.ticks_late));
         put("pcct_sampler_ticks_missed_total", c(counters.ticks_missed));
         put("pcct_sampler_spin_seconds_total", counter(counters.spin_ns as f64 / 1e9, Vec::new()));
+        put("pcct_sampler_wakes_rung_total", c(counters.wakes_rung));
+        put("pcct_http_fresh_waits_expired_total", c(counters.fresh_waits_expired));
         put("pcct_sampler_cpu_seconds_total", counter(counters.sampler_cpu_ns as f64 / 1e9, Vec::new()));
         put("pcct_sampling_interval_seconds", g(control.interval().as_secs_f64()));
         put("pcct_sampling_running", g(if control.is_running() && !finished { 1.0 } else { 0.0 }));

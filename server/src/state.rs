@@ -121,8 +121,13 @@ pub struct ProfileHeader {
     pub tick: u64,
     pub drained_tick: u64,
     pub interval_ns: u64,
+    /// The batch interval while the sampler drains in batches (null while
+    /// it ticks every interval): the answer then asked for a drain first
+    /// and waited for it, at most this long (`fresh`).
+    pub batch_ns: Option<u64>,
     /// How long ago that drain completed: the answer holds every sample
-    /// signalled up to one tick gap before then (null before the first drain).
+    /// taken up to then (signalled up to one tick gap before then when the
+    /// sampler ticks every interval; null before the first drain).
     pub drained_ago_ns: Option<u64>,
 }
 
@@ -166,6 +171,7 @@ impl AppState {
             tick: self.shared.counters.ticks.load(Ordering::Relaxed),
             drained_tick: self.shared.drained_tick.load(Ordering::Acquire),
             interval_ns: self.shared.control.interval().as_nanos() as u64,
+            batch_ns: self.shared.batching().map(|batch| batch.as_nanos() as u64),
             drained_ago_ns: match self.shared.drained_at_ns.load(Ordering::Acquire) {
                 0 => None,
                 at => Some(pcct_sampler::timer::now_ns().saturating_sub(at)),

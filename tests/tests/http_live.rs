@@ -49,6 +49,17 @@ fn hot_methods_with(client: &Client, query: &str, samples: u64) -> Value {
     .unwrap_or_else(|| panic!("fewer than {samples} samples within {SOON:?}: {}", status(client)))
 }
 
+/// The CPU time process `pid` used so far (`/proc/<pid>/stat`: user and
+/// system time, in clock ticks of 10 ms).
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // The fields after the command's closing parenthesis: utime is the 14th
+    // field of the line, the 12th after it.
+    let fields: Vec<&str> = stat.rsplit_once(')').expect("a command in parentheses").1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    Duration::from_millis(ticks * 10)
+}
+
 fn displays(list: &Value, field: &str) -> Vec<String> {
     list.as_array()
         .expect("a list")
@@ -468,6 +479,54 @@ const JSON_ROUTES: &[&str] = &[
 /// polling client to ask again.
 fn switch_bound(interval: Duration) -> Duration {
     interval + Duration::from_secs(2)
+}
+
+one_jdk! {
+    /// With the sampler draining in batches (here 100 ms, ten sampling
+    /// intervals), an answer still holds the samples taken just before it:
+    /// each answer drains first (server/src/fresh.rs). Of two answers at
+    /// least 30 ms apart, between which the JVM used 30 ms of CPU (three
+    /// intervals of the busy thread's), the second holds more samples, in
+    /// each of ten pairs; an answer that waited for the next batch would
+    /// often hold the same (on a quiet machine about 7 pairs in 10 would
+    /// then fail). The answers say the sampler batches, and how old their
+    /// drain is.
+    fn an_answer_holds_the_samples_taken_just_before_it(jdk) {
+        let fixture = Fixture::new("http-batch-fresh");
+        let served = live_target(jdk, &fixture, "interval=10ms,batch=100ms");
+        let client = served.client.clone();
+        hot_methods_with(&client, "limit=1", 20);
+        let mut ages_ns = Vec::new();
+        let pid = served.jvm.pid();
+        for pair in 0..10 {
+            let first = client.get_json("/api/hot-methods?limit=1");
+            // At least 30 ms, and until the JVM used 30 ms more CPU (the
+            // busy thread's, mostly: three samples' worth), however loaded
+            // the machine is.
+            let cpu_before = process_cpu(pid);
+            std::thread::sleep(Duration::from_millis(30));
+            poll_until(Instant::now() + SOON, || (process_cpu(pid) >= cpu_before + Duration::from_millis(30)).then_some(()))
+                .expect("the JVM's CPU clock moved");
+            let second = client.get_json("/api/hot-methods?limit=1");
+            for answer in [&first, &second] {
+                assert_eq!(answer.pointer("/profile/batch_ns").and_then(Value::as_u64), Some(100_000_000), "{}", answer["profile"]);
+                ages_ns.push(u64_at(answer, "/profile/drained_ago_ns"));
+            }
+            let (before, after) = (u64_at(&first, "/profile/samples"), u64_at(&second, "/profile/samples"));
+            assert!(
+                after > before,
+                "JDK {}: pair {pair}: {before} samples, then {after} 30 ms later\n{}\n{}",
+                jdk.major,
+                first["profile"],
+                second["profile"]
+            );
+        }
+        ages_ns.sort_unstable();
+        let median = Duration::from_nanos(ages_ns[ages_ns.len() / 2]);
+        eprintln!("JDK {}: drained_ago median {median:?} with 100 ms batches", jdk.major);
+        assert!(median < Duration::from_millis(50), "JDK {}: median answer age {median:?}", jdk.major);
+        finish(served, &fixture);
+    }
 }
 
 one_jdk! {

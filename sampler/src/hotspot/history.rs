@@ -7,7 +7,7 @@
 //! while the other still holds the previous walk's output, whose unchanged
 //! frames it copies (see [`super::marks`]); the sampler drains the region
 //! the handler names. (A walk into a region borrowed from the slots' pool
-//! does not use the history.) The sampler allocates a history at a
+//! reads the history but leaves it as it is: [`History::memo_to_read`].) The sampler allocates a history at a
 //! slot's first request; afterwards only the slot's handler touches it.
 
 use super::cache::FrameCache;
@@ -71,6 +71,16 @@ impl History {
         let (previous_marks, marks) = if previous == 0 { (&left[0], &mut right[0]) } else { (&right[0], &mut left[0]) };
         let previous_out = if self.kept.is_some() { previous_out } else { &[] };
         Memo { cache, previous: Some(Previous { marks: previous_marks, out: previous_out }), marks: Some(marks) }
+    }
+
+    /// What a walk that is not kept gets (one into a region borrowed from
+    /// the slots' pool, which goes back at the drain): `cache` and the
+    /// previous walk to reuse, as [`History::memo`] gives, but no mark set
+    /// to record into; the history stays as it is.
+    #[inline]
+    pub fn memo_to_read<'a>(&'a self, previous_out: &'a [CallFrame], cache: Option<&'a FrameCache>) -> Memo<'a> {
+        let Some(kept) = self.kept else { return Memo { cache, previous: None, marks: None } };
+        Memo { cache, previous: Some(Previous { marks: &self.marks[kept.set], out: previous_out }), marks: None }
     }
 
     /// After a walk into region `written`: a complete walk becomes the
