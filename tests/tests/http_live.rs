@@ -49,15 +49,16 @@ fn hot_methods_with(client: &Client, query: &str, samples: u64) -> Value {
     .unwrap_or_else(|| panic!("fewer than {samples} samples within {SOON:?}: {}", status(client)))
 }
 
-/// The CPU time process `pid` used so far (`/proc/<pid>/stat`: user and
-/// system time, in clock ticks of 10 ms).
-fn process_cpu(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
-    // The fields after the command's closing parenthesis: utime is the 14th
-    // field of the line, the 12th after it.
-    let fields: Vec<&str> = stat.rsplit_once(')').expect("a command in parentheses").1.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-    Duration::from_millis(ticks * 10)
+/// The CPU time the thread named `name` of process `pid` used so far, to
+/// the nanosecond (`/proc/<pid>/task/<tid>/schedstat`, its first field).
+fn thread_cpu(pid: u32, name: &str) -> Duration {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task");
+    let task = tasks
+        .flatten()
+        .find(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name))
+        .unwrap_or_else(|| panic!("no thread named {name} in process {pid}"));
+    let schedstat = std::fs::read_to_string(task.path().join("schedstat")).expect("schedstat");
+    Duration::from_nanos(schedstat.split_whitespace().next().and_then(|ns| ns.parse().ok()).expect("a runtime"))
 }
 
 fn displays(list: &Value, field: &str) -> Vec<String> {
@@ -485,8 +486,8 @@ one_jdk! {
     /// With the sampler draining in batches (here 100 ms, ten sampling
     /// intervals), an answer still holds the samples taken just before it:
     /// each answer drains first (server/src/fresh.rs). Of two answers at
-    /// least 30 ms apart, between which the JVM used 30 ms of CPU (three
-    /// intervals of the busy thread's), the second holds more samples, in
+    /// least 30 ms apart, between which the busy thread used 30 ms of CPU
+    /// (three intervals: its timer signalled it twice), the second holds more samples, in
     /// each of ten pairs; an answer that waited for the next batch would
     /// often hold the same (on a quiet machine about 7 pairs in 10 would
     /// then fail). The answers say the sampler batches, and how old their
@@ -500,13 +501,15 @@ one_jdk! {
         let pid = served.jvm.pid();
         for pair in 0..10 {
             let first = client.get_json("/api/hot-methods?limit=1");
-            // At least 30 ms, and until the JVM used 30 ms more CPU (the
-            // busy thread's, mostly: three samples' worth), however loaded
-            // the machine is.
-            let cpu_before = process_cpu(pid);
+            // At least 30 ms, and until the busy thread used 30 ms more
+            // CPU (three intervals: its timer signalled it at least twice),
+            // however loaded the machine is.
+            let cpu_before = thread_cpu(pid, "busy");
             std::thread::sleep(Duration::from_millis(30));
-            poll_until(Instant::now() + SOON, || (process_cpu(pid) >= cpu_before + Duration::from_millis(30)).then_some(()))
-                .expect("the JVM's CPU clock moved");
+            poll_until(Instant::now() + SOON, || {
+                (thread_cpu(pid, "busy") >= cpu_before + Duration::from_millis(30)).then_some(())
+            })
+            .expect("the busy thread's CPU clock moved");
             let second = client.get_json("/api/hot-methods?limit=1");
             for answer in [&first, &second] {
                 assert_eq!(answer.pointer("/profile/batch_ns").and_then(Value::as_u64), Some(100_000_000), "{}", answer["profile"]);
