@@ -17,6 +17,8 @@
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
 //! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
 //!   each thread's marked frames, choose and signal threads.
+//! - [`named_stack`]: each thread's previous stack, raw and named, so only
+//!   the frames a sample does not share with it are named.
 //! - [`shared`]: what the agent and the HTTP server read (profile, counters,
 //!   recent samples, run-time control).
 //! - [`events`]: allocations and monitor waits the agent's JVMTI callbacks
@@ -49,6 +51,7 @@ pub mod handler;
 pub mod heap;
 pub mod hotspot;
 pub mod live_heap;
+mod named_stack;
 pub mod recent;
 pub mod registers;
 pub mod resolve;

@@ -73,6 +73,7 @@ use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
 use crate::live_heap::LiveObject;
+use crate::named_stack::{NamedStack, ResolvedStack};
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
 use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
@@ -128,6 +129,10 @@ struct ThreadState {
     /// did not read the CPU clock weighs the intervals signalled since.
     timer_signals_seen: u64,
     timer_period_ns: u64,
+    /// Its previous whole stack, named (recording), and its previous
+    /// stack's frames asked to be named (naming): `named_stack`.
+    named: NamedStack,
+    resolved: ResolvedStack,
 }
 
 /// A result copied out of a slot.
@@ -538,7 +543,13 @@ impl<'r> Sampler<'r> {
     /// that the cache does not know (no lock held).
     fn resolve_new_methods(&mut self) {
         for sample in &self.pending {
-            for &(method_id, _) in &sample.frames {
+            // Frames its thread's previous stack shares from the root were
+            // asked for then (`named_stack`).
+            let frames = match self.threads[sample.slot].as_mut().filter(|s| s.generation == sample.generation) {
+                Some(state) => state.resolved.new_frames(&sample.frames, self.methods_epoch),
+                None => &sample.frames[..],
+            };
+            for &(method_id, _) in frames {
                 self.cache.resolve_if_new(method_id, self.resolver);
             }
         }
@@ -829,10 +840,16 @@ impl<'r> Sampler<'r> {
                 counters_add(&self.shared.counters.samples_deferred, 1);
                 Outcome::Deferred
             }
-            Classification::Recorded { truncated } => {
-                let root = truncated.then(|| Builtin::Truncated.id());
+            Classification::Recorded { truncated: false } => {
                 state.walked();
-                self.record_stack(profile, &mut state.marks, sample, root, weight, &mut record)
+                let ThreadState { marks, named, .. } = &mut state;
+                self.record_stack(profile, marks, Some(named), sample, None, weight, &mut record)
+            }
+            Classification::Recorded { truncated: true } => {
+                state.walked();
+                state.named.forget();
+                let root = Some(Builtin::Truncated.id());
+                self.record_stack(profile, &mut state.marks, None, sample, root, weight, &mut record)
             }
             Classification::Partial(reason) => {
                 // The stack's bottom is missing: recorded with throwaway
@@ -843,7 +860,7 @@ impl<'r> Sampler<'r> {
                 state.walked();
                 let mut marks = std::mem::take(&mut self.scratch_marks);
                 marks.clear();
-                let outcome = self.record_stack(profile, &mut marks, sample, root, weight, &mut record);
+                let outcome = self.record_stack(profile, &mut marks, None, sample, root, weight, &mut record);
                 self.scratch_marks = marks;
                 outcome
             }
@@ -908,10 +925,12 @@ impl<'r> Sampler<'r> {
 
     /// A walked stack: named, recorded through `marks`, under `root`
     /// (`[truncated]`, `[break_<reason>]`) when its bottom is missing.
+    #[allow(clippy::too_many_arguments)]
     fn record_stack(
         &mut self,
         profile: &mut crate::shared::Profile,
         marks: &mut Marks,
+        named: Option<&mut NamedStack>,
         sample: &Collected,
         root: Option<MethodId>,
         weight: Weight,
@@ -926,13 +945,20 @@ impl<'r> Sampler<'r> {
             }
             self.scratch_stack.push(Frame::new(root, -1));
         }
-        for &(method_id, bci) in used.iter().rev() {
+        // The frames shared with the thread's previous whole stack from the
+        // root are named as they were then; the rest through the cache.
+        let shared = named.as_deref().map_or(&[][..], |named| named.shared_names(used, self.methods_epoch));
+        self.scratch_stack.extend_from_slice(shared);
+        for &(method_id, bci) in used[..used.len() - shared.len()].iter().rev() {
             let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
             self.scratch_stack.push(Frame::new(method, bci));
         }
+        if let Some(named) = named {
+            named.keep(used, &self.scratch_stack, self.methods_epoch);
+        }
         record.depth = sample.frames.len() as u32;
-        for (slot, &(method_id, _)) in record.top.iter_mut().zip(used) {
-            *slot = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
+        for (slot, frame) in record.top.iter_mut().zip(self.scratch_stack.iter().rev().take(used.len())) {
+            *slot = frame.method;
         }
         record.top_len = used.len().min(TOP_FRAMES) as u8;
         if profile.tree.record(marks, &self.scratch_stack, weight).is_err() {
@@ -1247,6 +1273,8 @@ impl ThreadState {
             deferred_in_row: 0,
             timer_signals_seen: 0,
             timer_period_ns: 0,
+            named: NamedStack::default(),
+            resolved: ResolvedStack::default(),
             excluded: false,
             timer: None,
             timer_refused: false,
