@@ -302,6 +302,9 @@ impl Agent {
             self.disable(format!("could not start the sampler thread: {reason}"));
             return;
         }
+        if self.options.all_threads {
+            self.start_thread_watch();
+        }
         if self.shared.live.is_on() {
             if let Err(reason) = self.start_thread(jni, "pcct-heap", &self.heap_thread, crate::callbacks::heap_main) {
                 complain(&format!("the live heap is off: could not start the heap thread: {reason}"));
@@ -402,6 +405,21 @@ impl Agent {
         let own = current_tid();
         self.own_tids.lock().push(own);
         self.registry.retire(own);
+    }
+
+    /// `threads=all`: a thread of its own (no JNI) registers the threads
+    /// that run no Java code as they appear (`threads::watch`).
+    fn start_thread_watch(&self) {
+        let spawned = std::thread::Builder::new().name("pcct-threads".into()).spawn(|| {
+            let Some(agent) = get() else { return };
+            pcct_sampler::signal::block_in_current_thread(agent.options.signal);
+            crate::threads::watch(agent, || agent.dying.load(Ordering::Acquire));
+        });
+        if let Err(error) = spawned {
+            complain(&format!(
+                "threads=all: no thread watches for new threads ({error}); only Java threads are sampled"
+            ));
+        }
     }
 
     /// The JIT agent thread: fills the inline table and serves its work
@@ -572,6 +590,16 @@ impl Agent {
         let disabled = self.shared.disabled_reason();
         let written = written.as_ref().map(|(path, result)| (path.as_path(), result));
         say(&crate::summary::exit_line(&counters, tree_total, disabled.as_deref(), written));
+    }
+}
+
+impl crate::threads::NativeRegistrar for Agent {
+    fn is_registered(&self, tid: i32) -> bool {
+        self.registry.key_of(tid).is_some()
+    }
+
+    fn register_native(&self, tid: i32) {
+        self.register_thread(tid, std::ptr::null_mut(), ThreadOrigin::Native);
     }
 }
 

@@ -126,6 +126,9 @@ pub struct Options {
     /// `live`: most sampled allocations tracked for the live heap, 1..=
     /// 1,000,000, or `None` (`off`) (default 65536).
     pub live: Option<usize>,
+    /// `threads`: `java` (only Java threads are sampled) or `all` (also
+    /// HotSpot's own threads, pcct's and native ones, each under its kind).
+    pub all_threads: bool,
 }
 
 /// Who may ask for recompilation (the `recompile` option).
@@ -225,6 +228,7 @@ impl Default for Options {
             alloc_rate: Some(5000),
             locks: true,
             live: Some(DEFAULT_LIVE),
+            all_threads: false,
         }
     }
 }
@@ -473,6 +477,26 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "most time the timer spins before a tick (`0us`: sleep only)",
         apply: |o, v| set(&mut o.max_spin, ranged_duration(v, Duration::ZERO, Duration::from_micros(200))),
         show: |o| ("spin_ns", nanos(o.max_spin)),
+    },
+    OptionSpec {
+        key: "threads",
+        default: "java",
+        allowed: "java or all",
+        meaning: "which threads are sampled: `java`, the threads that run Java code; `all`, also HotSpot's own (garbage \
+                  collectors, JIT compilers, the VM thread, ...), pcct's and native ones, found in `/proc/self/task` \
+                  every half second, each under a root naming its kind (`[GC]`, `[C2 CompilerThread]`, `[VM Thread]`, \
+                  `[JVM]`, `[pcct]`, `[native]`) and its family (`[G1 Refine]`); their samples walk nothing",
+        apply: |o, v| {
+            set(
+                &mut o.all_threads,
+                match v {
+                    "java" => Some(false),
+                    "all" => Some(true),
+                    _ => None,
+                },
+            )
+        },
+        show: |o| ("threads", if o.all_threads { "all" } else { "java" }.into()),
     },
     OptionSpec {
         key: "batch",
@@ -959,6 +983,7 @@ impl Options {
             methods_limit: self.methods_limit,
             event_capacity: if self.alloc_interval.is_some() || self.locks { EVENT_QUEUE } else { 0 },
             live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
+            all_threads: self.all_threads,
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {

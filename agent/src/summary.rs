@@ -21,10 +21,14 @@ pub fn exit_line(counters: &CountersSnapshot, tree_total: Weight, disabled: Opti
         0 => String::new(),
         n => format!(", {n} wall-time credits to threads that had not run"),
     };
+    let other_threads = match counters.samples_native_threads + counters.sampler_samples {
+        0 => String::new(),
+        n => format!(", {n} of threads that run no Java code"),
+    };
     let mut line = format!(
-        "{} samples recorded ({} with a Java stack, {} failed walks{credits}), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
-        counters.samples_recorded + counters.samples_failed + counters.samples_wall_credited,
-        counters.samples_recorded,
+        "{} samples recorded ({} with a Java stack{other_threads}, {} failed walks{credits}), {} checksum-filtered, {} idle skips, {} dropped; profile total {} samples, {:.3} s CPU of {:.3} s used by the sampled threads",
+        counters.samples_recorded + counters.samples_failed + counters.samples_wall_credited + counters.sampler_samples,
+        counters.samples_recorded - counters.samples_native_threads,
         counters.samples_failed,
         counters.samples_filtered,
         counters.samples_idle,

@@ -1,5 +1,6 @@
-//! Finding the threads that were running before the agent saw them start
-//! (late attach): they are listed in `/proc/self/task`.
+//! Finding threads in `/proc/self/task`: those that were running before
+//! the agent saw them start (late attach), and, with `threads=all`, the
+//! threads that run no Java code ([`watch`]).
 
 #![forbid(unsafe_code)]
 
@@ -135,6 +136,60 @@ fn discover_tasks(registrar: &impl Registrar, stand_in: *mut JNIEnv) -> usize {
     found
 }
 
+/// How often [`watch`] looks for new threads that run no Java code.
+pub const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// What [`watch`] needs of the agent.
+pub trait NativeRegistrar {
+    /// Whether `tid` is registered (as a Java or a native thread).
+    fn is_registered(&self, tid: i32) -> bool;
+    /// Registers `tid` as a thread that runs no Java code.
+    fn register_native(&self, tid: i32);
+}
+
+/// Which of `tids` (with their kernel names) to register as threads that run
+/// no Java code now: HotSpot's own threads at once, other threads unknown
+/// at two looks in a row (`unknown_before`: a Java thread is registered by
+/// its ThreadStart in the meantime, which a native registration would only
+/// precede). pcct's own threads are never signalled (they block the
+/// sampling signal): the sampler thread records its own CPU.
+fn to_register(tids: &[(i32, String)], unknown_before: &[i32]) -> Vec<i32> {
+    tids.iter()
+        .filter(|(tid, name)| {
+            !name.starts_with("pcct-")
+                && (pcct_sampler::thread_kinds::is_vm_or_agent(name) || unknown_before.contains(tid))
+        })
+        .map(|(tid, _)| *tid)
+        .collect()
+}
+
+/// `threads=all`: every [`WATCH_EVERY`] until `stop`, registers the
+/// process's threads that run no Java code (`/proc/self/task`); the
+/// sampler gives each its own CPU timer. Threads that end are retired by
+/// the sampler, which finds their CPU clock gone.
+pub fn watch(registrar: &impl NativeRegistrar, stop: impl Fn() -> bool) {
+    let mut unknown_before: Vec<i32> = Vec::new();
+    while !stop() {
+        let unknown: Vec<(i32, String)> = task_ids()
+            .into_iter()
+            .filter(|&tid| !registrar.is_registered(tid))
+            .map(|tid| (tid, thread_name(tid)))
+            .collect();
+        let now = to_register(&unknown, &unknown_before);
+        for &tid in &now {
+            registrar.register_native(tid);
+        }
+        unknown_before = unknown.iter().map(|(tid, _)| *tid).filter(|tid| !now.contains(tid)).collect();
+        std::thread::sleep(WATCH_EVERY);
+    }
+}
+
+/// The process's thread ids (`/proc/self/task`).
+fn task_ids() -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    entries.flatten().filter_map(|entry| entry.file_name().to_str().and_then(|name| name.parse().ok())).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +241,19 @@ mod tests {
             })
             .unwrap();
         (handle, tid.recv().unwrap())
+    }
+
+    #[test]
+    fn vm_threads_are_registered_at_once_others_at_the_second_look_and_pcct_never() {
+        let tids = [
+            (1, "GC Thread#0".to_string()),
+            (2, "C2 CompilerThre".to_string()),
+            (3, "worker-7".to_string()),
+            (4, "pcct-http".to_string()),
+            (5, "native-io".to_string()),
+        ];
+        assert_eq!(to_register(&tids, &[]), vec![1, 2]);
+        assert_eq!(to_register(&tids, &[3, 4]), vec![1, 2, 3]);
     }
 
     #[test]

@@ -125,6 +125,10 @@ pub struct SamplerConfig {
     pub event_capacity: usize,
     /// Most sampled allocations tracked for the live heap (0: off).
     pub live_capacity: usize,
+    /// Threads that run no Java code are sampled too (`threads=all`):
+    /// registered by the agent as `ThreadOrigin::Native`, and the sampler
+    /// thread's own CPU recorded under `[pcct]`.
+    pub all_threads: bool,
     pub tree: TreeConfig,
 }
 
@@ -146,6 +150,7 @@ impl Default for SamplerConfig {
             methods_limit: 32 << 20,
             event_capacity: 0,
             live_capacity: 0,
+            all_threads: false,
             tree: TreeConfig::default(),
         }
     }

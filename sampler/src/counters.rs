@@ -17,7 +17,8 @@
 //! `timer_signals_busy`.)
 //!
 //! The profile's sample total is `samples_recorded + samples_failed +
-//! samples_wall_credited` (less what purges cleared).
+//! samples_wall_credited + sampler_samples` (less what purges cleared), its
+//! CPU `cpu_ns_recorded + sampler_cpu_ns_recorded`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -238,8 +239,19 @@ counters! {
     /// handler timed by the processor's counter, `tsc`): their wall time is
     /// not their CPU time, so they are not in `handler_time`.
     handler_switched,
-    /// Samples recorded into the tree with a Java stack.
+    /// Samples recorded into the tree with a Java stack, or of a thread
+    /// that runs no Java code under its kind (`threads=all`).
     samples_recorded,
+    /// Of `samples_recorded`, those of threads that run no Java code
+    /// (HotSpot's, pcct's, native ones: `threads=all`).
+    samples_native_threads,
+    /// The sampler thread's own CPU, recorded under `[pcct]`
+    /// `[pcct-sampler]` at its drains (`threads=all`; it takes no signal):
+    /// samples, and their CPU. Not signals: outside the outcomes above, and
+    /// in the profile's totals beside `samples_recorded` and
+    /// `cpu_ns_recorded`.
+    sampler_samples,
+    sampler_cpu_ns_recorded,
     /// Walked samples whose frames came from pcct's own HotSpot walker
     /// (the bottom of the stack, or the depth, reached).
     walks_vm,

@@ -170,7 +170,7 @@ use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
     HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, OWN_REGIONS, RESULT_DEFERRED, RESULT_FILTERED,
-    RESULT_NO_AGCT, RESULT_NO_REGION, RING_AT_WAITING, SLOTS,
+    RESULT_NATIVE_THREAD, RESULT_NO_AGCT, RESULT_NO_REGION, RING_AT_WAITING, SLOTS,
 };
 use crate::tsc;
 
@@ -326,6 +326,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // and it was on a CPU when the signal came. Only the sampler's signal
     // is checked (and its handler has read the CPU clock).
     let unwalked = match (timed, clock.cpu_start()) {
+        // A thread that runs no Java code has nothing to walk.
+        _ if slot.is_native() => Some(RESULT_NATIVE_THREAD),
         (false, Some(start)) => unwalked_result(slot, checksum, start),
         _ => None,
     };

@@ -25,6 +25,8 @@
 //!   report, queued (lock-free, bounded) for the sampler to record.
 //! - [`event_stacks`]: each thread's previous event stack, so an event
 //!   carries only the frames new since then.
+//! - [`thread_kinds`]: the root (`[GC]`, `[C2 CompilerThread]`, ...) of the
+//!   samples of threads that run no Java code, by their kernel names.
 //! - [`heap`]: the counting allocator the agent library installs, so pcct
 //!   can say how much heap it holds.
 //!
@@ -61,6 +63,7 @@ pub mod signal;
 pub mod slots;
 #[cfg(test)]
 mod test_alloc;
+pub mod thread_kinds;
 pub mod thread_names;
 pub mod timer;
 pub mod tsc;

@@ -80,7 +80,7 @@ use crate::shared::Shared;
 use crate::signal::{self, SendError};
 use crate::slots::{
     self, Drained, HandlerResult, Registry, Slot, SlotState, ThreadOrigin, HANDLER_UNMEASURED, HIGH_WATER, OWN_REGIONS,
-    RESULT_DEFERRED, RESULT_FILTERED, RESULT_NO_AGCT, SLOTS,
+    RESULT_DEFERRED, RESULT_FILTERED, RESULT_NATIVE_THREAD, RESULT_NO_AGCT, SLOTS,
 };
 use crate::timer::{now_ns, BusyWaitTimer};
 
@@ -133,6 +133,9 @@ struct ThreadState {
     /// stack's frames asked to be named (naming): `named_stack`.
     named: NamedStack,
     resolved: ResolvedStack,
+    /// A thread that runs no Java code: its samples' pseudo-frames (kind,
+    /// family), interned in method table `.0`.
+    native_stack: Option<(u64, Vec<Frame>)>,
 }
 
 /// A result copied out of a slot.
@@ -168,6 +171,9 @@ enum Classification {
     ZeroCpu,
     /// Walked: recorded, under `[truncated]` when deeper than `depth`.
     Recorded { truncated: bool },
+    /// A thread that runs no Java code (`threads=all`): recorded under
+    /// its kind and family (`thread_kinds`).
+    Native,
     /// Only the top of the stack could be walked (pcct's walker stopped
     /// for this reason and AsyncGetCallTrace failed): recorded under a
     /// `[break_<reason>]` pseudo-frame in place of the callers.
@@ -191,6 +197,7 @@ fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
         RESULT_FILTERED if mode == Mode::Wall => Classification::Credited,
         RESULT_FILTERED => Classification::Filtered,
         RESULT_DEFERRED => Classification::Deferred,
+        RESULT_NATIVE_THREAD => Classification::Native,
         RESULT_NO_AGCT => Classification::Failed(AgctError::Other(sample.result)),
         code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
         _ if mode == Mode::Cpu && sample.cpu_delta == 0 => Classification::ZeroCpu,
@@ -234,6 +241,10 @@ pub struct Sampler<'r> {
     mode: Mode,
     /// Sampling was paused (`/api/sampling`) at the previous tick.
     paused: bool,
+    /// `threads=all`: the sampler thread's CPU and wall clocks when it last
+    /// recorded its own CPU, and its pseudo-frames (method table `.0`).
+    own_clocks: Option<(u64, u64)>,
+    own_stack: Option<(u64, Vec<Frame>)>,
     /// At the previous tick the sampler signalled a thread itself (its
     /// timer refused): it then ticks every interval, not in batches.
     signals_threads: bool,
@@ -286,6 +297,8 @@ impl<'r> Sampler<'r> {
             tick: 0,
             mode,
             paused: false,
+            own_clocks: None,
+            own_stack: None,
             signals_threads: false,
             started_ns: now_ns(),
             calibration: crate::tsc::Calibration::begin(),
@@ -507,6 +520,12 @@ impl<'r> Sampler<'r> {
         self.pending = pending;
         self.pending.clear();
         self.record_events(profile);
+        if self.shared.config.all_threads && self.shared.control.is_running() {
+            self.record_own_cpu(profile);
+        } else {
+            // Paused: the time until it resumes is nobody's.
+            self.own_clocks = None;
+        }
         profile.tree.purge_if_due(Instant::now());
         shared.drained_at_ns.store(now_ns(), Ordering::Release);
         shared.drained_tick.store(self.tick, Ordering::Release);
@@ -840,6 +859,7 @@ impl<'r> Sampler<'r> {
                 counters_add(&self.shared.counters.samples_deferred, 1);
                 Outcome::Deferred
             }
+            Classification::Native => self.record_native(profile, &mut state, weight, &mut record),
             Classification::Recorded { truncated: false } => {
                 state.walked();
                 let ThreadState { marks, named, .. } = &mut state;
@@ -867,6 +887,71 @@ impl<'r> Sampler<'r> {
         };
         self.threads[sample.slot] = Some(state);
         record
+    }
+
+    /// A sample of a thread that runs no Java code: recorded under its
+    /// kind and family, through its own marks (its stack never changes).
+    fn record_native(
+        &mut self,
+        profile: &mut crate::shared::Profile,
+        state: &mut ThreadState,
+        weight: Weight,
+        record: &mut SampleRecord,
+    ) -> Outcome {
+        let epoch = self.methods_epoch;
+        if state.native_stack.as_ref().is_none_or(|(named_in, _)| *named_in != epoch) {
+            let name = crate::thread_names::kernel_name(state.tid).unwrap_or_default();
+            let methods = Arc::make_mut(&mut profile.methods);
+            let mut frames = vec![Frame::new(methods.intern_pseudo(crate::thread_kinds::kind_of(&name)), NO_BCI)];
+            if let Some(family) = crate::thread_kinds::family_of(&name) {
+                frames.push(Frame::new(methods.intern_pseudo(&family), NO_BCI));
+            }
+            state.native_stack = Some((epoch, frames));
+        }
+        let Some((_, frames)) = state.native_stack.as_ref() else { return Outcome::Filtered };
+        record.depth = frames.len() as u32;
+        for (slot, frame) in record.top.iter_mut().zip(frames.iter().rev()) {
+            *slot = frame.method;
+        }
+        record.top_len = frames.len().min(TOP_FRAMES) as u8;
+        let counters = &self.shared.counters;
+        if profile.tree.record(&mut state.marks, frames, weight).is_err() {
+            counters_add(&counters.samples_dropped_full, 1);
+            return Outcome::DroppedFull;
+        }
+        counters_add(&counters.samples_recorded, 1);
+        counters_add(&counters.samples_native_threads, 1);
+        counters_add(&counters.cpu_ns_recorded, weight.cpu_ns);
+        Outcome::Recorded
+    }
+
+    /// `threads=all`: the sampler thread's own CPU since it last recorded
+    /// it, once it is an interval or more, as one sample under `[pcct]`
+    /// `[pcct-sampler]` (it blocks the sampling signal, so no timer samples
+    /// it; its stack is always its drain).
+    fn record_own_cpu(&mut self, profile: &mut crate::shared::Profile) {
+        let (cpu, wall) = (slots::current_thread_cpu_ns(), now_ns());
+        let (cpu_before, wall_before) = self.own_clocks.get_or_insert((cpu, wall));
+        let cpu_delta = cpu.saturating_sub(*cpu_before);
+        if cpu_delta < self.shared.control.interval().as_nanos() as u64 {
+            return;
+        }
+        let weight = Weight::sample(cpu_delta, wall.saturating_sub(*wall_before));
+        self.own_clocks = Some((cpu, wall));
+        let epoch = self.methods_epoch;
+        if self.own_stack.as_ref().is_none_or(|(named_in, _)| *named_in != epoch) {
+            let methods = Arc::make_mut(&mut profile.methods);
+            let frames = ["[pcct]", "[pcct-sampler]"].map(|name| Frame::new(methods.intern_pseudo(name), NO_BCI));
+            self.own_stack = Some((epoch, frames.to_vec()));
+        }
+        let Some((_, frames)) = self.own_stack.as_ref() else { return };
+        let mut marks = std::mem::take(&mut self.scratch_marks);
+        marks.clear();
+        if profile.tree.record(&mut marks, frames, weight).is_ok() {
+            counters_add(&self.shared.counters.sampler_samples, 1);
+            counters_add(&self.shared.counters.sampler_cpu_ns_recorded, cpu_delta);
+        }
+        self.scratch_marks = marks;
     }
 
     /// A sample of a thread that had not run: counted, nothing recorded.
@@ -1130,7 +1215,7 @@ impl Sampler<'_> {
     /// gone, if it was discovered (started threads are retired by their
     /// ThreadEnd).
     fn retire_if_discovered(&self, index: usize, generation: u32) {
-        if self.registry.origin(index) == Some(ThreadOrigin::Discovered) {
+        if matches!(self.registry.origin(index), Some(ThreadOrigin::Discovered | ThreadOrigin::Native)) {
             self.registry.retire_key(slots::ThreadKey { slot: index, generation });
         }
     }
@@ -1275,6 +1360,7 @@ impl ThreadState {
             timer_period_ns: 0,
             named: NamedStack::default(),
             resolved: ResolvedStack::default(),
+            native_stack: None,
             excluded: false,
             timer: None,
             timer_refused: false,

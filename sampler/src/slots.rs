@@ -186,6 +186,10 @@ pub const RESULT_DEFERRED: i32 = i32::MIN + 2;
 /// a slot's regions only grow while it is registered).
 pub const RESULT_NO_REGION: i32 = i32::MIN + 3;
 
+/// `result` of a thread that runs no Java code ([`ThreadOrigin::Native`]):
+/// nothing walked; the sample stands under the thread's kind.
+pub const RESULT_NATIVE_THREAD: i32 = i32::MIN + 4;
+
 /// What a handler leaves in its slot besides the frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HandlerResult {
@@ -510,6 +514,13 @@ impl Slot {
     #[inline]
     pub(crate) fn pool_running_low(&self) -> bool {
         self.pool().running_low()
+    }
+
+    /// Whether the registered thread runs no Java code
+    /// ([`ThreadOrigin::Native`]). Async-signal-safe: one atomic load.
+    #[inline]
+    pub(crate) fn is_native(&self) -> bool {
+        self.origin.load(Ordering::Relaxed) == ThreadOrigin::Native as u8
     }
 
     /// The slot's state now.
@@ -840,14 +851,19 @@ pub enum ThreadOrigin {
     Started,
     /// Found in `/proc/self/task` (late attach, or started before VMInit).
     Discovered,
+    /// A thread that runs no Java code (HotSpot's own, pcct's, a native
+    /// library's; `threads=all`), found in `/proc/self/task`: its handler
+    /// walks nothing, and its samples stand under its kind
+    /// (`thread_kinds`).
+    Native,
 }
 
 impl ThreadOrigin {
     fn from_u8(value: u8) -> ThreadOrigin {
-        if value == ThreadOrigin::Discovered as u8 {
-            ThreadOrigin::Discovered
-        } else {
-            ThreadOrigin::Started
+        match value {
+            v if v == ThreadOrigin::Discovered as u8 => ThreadOrigin::Discovered,
+            v if v == ThreadOrigin::Native as u8 => ThreadOrigin::Native,
+            _ => ThreadOrigin::Started,
         }
     }
 }

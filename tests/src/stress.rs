@@ -265,9 +265,13 @@ pub fn assert_counters_conserved(profile: &serde_json::Value) {
     assert_eq!(counter("signals_sent"), ended, "every signal sent ends in one outcome: {described}");
     if tree_stat(profile, "purges") == 0 {
         let total = &profile["total"];
-        let in_profile = counter("samples_recorded") + counter("samples_failed") + counter("samples_wall_credited");
+        let in_profile = counter("samples_recorded")
+            + counter("samples_failed")
+            + counter("samples_wall_credited")
+            + counter("sampler_samples");
         assert_eq!(total["samples"].as_u64(), Some(in_profile), "the profile holds the recorded samples: {described}");
-        assert_eq!(total["cpu_ns"].as_u64(), Some(counter("cpu_ns_recorded")), "the profile holds the recorded CPU");
+        let cpu = counter("cpu_ns_recorded") + counter("sampler_cpu_ns_recorded");
+        assert_eq!(total["cpu_ns"].as_u64(), Some(cpu), "the profile holds the recorded CPU");
     }
 }
 
