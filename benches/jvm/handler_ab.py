@@ -39,6 +39,7 @@ walk, and each one's cycles.
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -94,10 +95,16 @@ def measure(variant, setup, out_dir, cycles=False):
         subprocess.run(["rm", "-rf", str(setup["clean"])], check=True)
         Path(setup["clean"]).mkdir(parents=True)
     command = [str(harness.JAVA), f"-agentpath:{Path(library).resolve()}={options}", *setup["args"]]
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, cwd=setup["cwd"], capture_output=True, text=True)
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # The JVM's whole CPU (every thread, start to exit), as the kernel counts it.
+    process_s = (children_after.ru_utime + children_after.ru_stime) - (
+        children_before.ru_utime + children_before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{variant}: exit status {done.returncode}: {done.stderr[-2000:]}")
-    sampler = json.loads(profile.read_text())["sampler"]
+    written = json.loads(profile.read_text())
+    sampler = written["sampler"]
     handler, drain = sampler["handler_time"], sampler.get("drain_time", {"sum_ns": 0, "count": 0})
     walks = [sampler.get(name) for name in ("walks_vm", "walks_agct", "walks_partial")]
     # Agents from before pcct's walker count no walks: every sample recorded or failed was walked.
@@ -115,6 +122,8 @@ def measure(variant, setup, out_dir, cycles=False):
         "cpu accounted %": 100 * (sampler.get("cpu_ns_recorded", 0) + sampler.get("cpu_ns_filtered", 0))
         / max(observed, 1),
         "sampler s": sampler.get("sampler_cpu_ns", 0) / 1e9,
+        # The profile's CPU over the process's (threads=all: the whole process).
+        "profile/process %": 100 * written["total"]["cpu_ns"] / 1e9 / max(process_s, 1e-9),
         # The agent's own CPU (sampler thread and handlers) over the CPU the
         # sampled threads used (the acceptance figure of the batched sampler).
         "agent %": 100 * (sampler.get("sampler_cpu_ns", 0) + handler["sum_ns"]) / max(observed, 1),
