@@ -19,43 +19,17 @@ pub trait Registrar {
     fn named(&self, _tid: i32, _name: &str) {}
 }
 
-/// Names (as the kernel shows them, at most 15 bytes) of HotSpot's own
-/// threads, which run no Java code: they are not sampled.
-const VM_THREAD_PREFIXES: &[&str] = &[
-    "VM Thread",
-    "VM Periodic Tas",
-    "GC Thread",
-    "G1 ",
-    "C1 CompilerThre",
-    "C2 CompilerThre",
-    "Sweeper thread",
-    "Service Thread",
-    "Monitor Deflati",
-    "Signal Dispatch",
-    "Attach Listener",
-    "Notification Th",
-    "VM JFR Buffer",
-    "JFR ",
-    "ZWorker",
-    "ZDirector",
-    "ZDriver",
-    "ZStat",
-    "ZUnmapper",
-    "Shenandoah",
-    "Parallel GC",
-    "ParGC",
-    "pcct-",
-];
-
 fn thread_name(tid: i32) -> String {
     std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
         .map(|name| name.trim().to_string())
         .unwrap_or_default()
 }
 
-/// Whether a kernel thread name is one of HotSpot's internal threads.
+/// Whether a kernel thread name is one of HotSpot's internal threads (or
+/// pcct's), which run no Java code: they are not sampled as Java threads
+/// (`pcct_sampler::thread_kinds` knows their names).
 pub fn is_vm_internal(name: &str) -> bool {
-    VM_THREAD_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    pcct_sampler::thread_kinds::is_vm_or_agent(name)
 }
 
 /// Whether this VM's AsyncGetCallTrace finds the thread it runs on by
