@@ -49,15 +49,10 @@ fn hot_methods_with(client: &Client, query: &str, samples: u64) -> Value {
     .unwrap_or_else(|| panic!("fewer than {samples} samples within {SOON:?}: {}", status(client)))
 }
 
-/// The CPU time the thread named `name` of process `pid` used so far, to
-/// the nanosecond (`/proc/<pid>/task/<tid>/schedstat`, its first field).
-fn thread_cpu(pid: u32, name: &str) -> Duration {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc/<pid>/task");
-    let task = tasks
-        .flatten()
-        .find(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name))
-        .unwrap_or_else(|| panic!("no thread named {name} in process {pid}"));
-    let schedstat = std::fs::read_to_string(task.path().join("schedstat")).expect("schedstat");
+/// The CPU time thread `tid` of process `pid` used so far, to the
+/// nanosecond (`/proc/<pid>/task/<tid>/schedstat`, its first field).
+fn thread_cpu(pid: u32, tid: u64) -> Duration {
+    let schedstat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat")).expect("schedstat");
     Duration::from_nanos(schedstat.split_whitespace().next().and_then(|ns| ns.parse().ok()).expect("a runtime"))
 }
 
@@ -503,15 +498,16 @@ one_jdk! {
         hot_methods_with(&client, "limit=1", 20);
         let mut ages_ns = Vec::new();
         let pid = served.jvm.pid();
+        let busy = thread_id(pid, "busy");
         for pair in 0..10 {
             let first = client.get_json("/api/hot-methods?limit=1");
             // At least 30 ms, and until the busy thread used 30 ms more
             // CPU (three intervals: its timer signalled it at least twice),
             // however loaded the machine is.
-            let cpu_before = thread_cpu(pid, "busy");
+            let cpu_before = thread_cpu(pid, busy);
             std::thread::sleep(Duration::from_millis(30));
             poll_until(Instant::now() + SOON, || {
-                (thread_cpu(pid, "busy") >= cpu_before + Duration::from_millis(30)).then_some(())
+                (thread_cpu(pid, busy) >= cpu_before + Duration::from_millis(30)).then_some(())
             })
             .expect("the busy thread's CPU clock moved");
             let second = client.get_json("/api/hot-methods?limit=1");
