@@ -518,10 +518,11 @@ one_jdk! {
             let (before, after) = (u64_at(&first, "/profile/samples"), u64_at(&second, "/profile/samples"));
             assert!(
                 after > before,
-                "JDK {}: pair {pair}: {before} samples, then {after} 30 ms later\n{}\n{}",
+                "JDK {}: pair {pair}: {before} samples, then {after} 30 ms later\n{}\n{}\n{}",
                 jdk.major,
                 first["profile"],
-                second["profile"]
+                second["profile"],
+                status(&client)["counters"]
             );
         }
         ages_ns.sort_unstable();
