@@ -20,9 +20,7 @@ pub trait Registrar {
 }
 
 fn thread_name(tid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
-        .map(|name| name.trim().to_string())
-        .unwrap_or_default()
+    pcct_sampler::thread_names::kernel_name(tid).unwrap_or_default()
 }
 
 /// Whether a kernel thread name is one of HotSpot's internal threads (or
@@ -96,10 +94,8 @@ fn is_new(registrar: &impl Registrar, tid: i32) -> bool {
 /// [`discover`] without pcct's walker: the kernel's thread list, with
 /// `stand_in` as every thread's JNIEnv.
 fn discover_tasks(registrar: &impl Registrar, stand_in: *mut JNIEnv) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc/self/task") else { return 0 };
     let mut found = 0;
-    for entry in entries.flatten() {
-        let Some(tid) = entry.file_name().to_str().and_then(|name| name.parse::<i32>().ok()) else { continue };
+    for tid in task_ids() {
         if is_new(registrar, tid) {
             // The kernel's name: HotSpot gives it the Java name's first 15 bytes.
             registrar.named(tid, &thread_name(tid));

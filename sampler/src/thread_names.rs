@@ -68,7 +68,7 @@ impl ThreadNames {
 /// The kernel's name of thread `tid` of this process (at most 15 bytes:
 /// `/proc/self/task/<tid>/comm`), if it is still there.
 pub fn kernel_name(tid: i32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).ok().map(|name| name.trim_end().to_string())
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).ok().map(|name| name.trim().to_string())
 }
 
 #[cfg(test)]
