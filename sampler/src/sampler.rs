@@ -61,7 +61,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pcct::{Builtin, Frame, Marks, MethodId, Weight, NO_BCI};
+use pcct::{Builtin, Frame, Marks, MethodId, MethodTable, Weight, NO_BCI};
 
 use crate::agct::AgctError;
 use crate::config::{Mode, TimerSource};
@@ -134,8 +134,29 @@ struct ThreadState {
     named: NamedStack,
     resolved: ResolvedStack,
     /// A thread that runs no Java code: its samples' pseudo-frames (kind,
-    /// family), interned in method table `.0`.
-    native_stack: Option<(u64, Vec<Frame>)>,
+    /// family).
+    native_stack: PseudoStack,
+}
+
+/// A fixed stack of pseudo-frames, interned in one method table (its
+/// epoch) and named again in a new one.
+#[derive(Debug, Default)]
+struct PseudoStack {
+    named_in: Option<u64>,
+    frames: Vec<Frame>,
+}
+
+impl PseudoStack {
+    /// The frames, root first, interned in `methods` (method table
+    /// `epoch`) from `names` unless they were in this table already.
+    fn frames(&mut self, methods: &mut Arc<MethodTable>, epoch: u64, names: impl FnOnce() -> Vec<String>) -> &[Frame] {
+        if self.named_in != Some(epoch) {
+            let methods = Arc::make_mut(methods);
+            self.frames = names().iter().map(|name| Frame::new(methods.intern_pseudo(name), NO_BCI)).collect();
+            self.named_in = Some(epoch);
+        }
+        &self.frames
+    }
 }
 
 /// A result copied out of a slot.
@@ -244,7 +265,7 @@ pub struct Sampler<'r> {
     /// `threads=all`: the sampler thread's CPU and wall clocks when it last
     /// recorded its own CPU, and its pseudo-frames (method table `.0`).
     own_clocks: Option<(u64, u64)>,
-    own_stack: Option<(u64, Vec<Frame>)>,
+    own_stack: PseudoStack,
     /// At the previous tick the sampler signalled a thread itself (its
     /// timer refused): it then ticks every interval, not in batches.
     signals_threads: bool,
@@ -298,7 +319,7 @@ impl<'r> Sampler<'r> {
             mode,
             paused: false,
             own_clocks: None,
-            own_stack: None,
+            own_stack: PseudoStack::default(),
             signals_threads: false,
             started_ns: now_ns(),
             calibration: crate::tsc::Calibration::begin(),
@@ -898,17 +919,13 @@ impl<'r> Sampler<'r> {
         weight: Weight,
         record: &mut SampleRecord,
     ) -> Outcome {
-        let epoch = self.methods_epoch;
-        if state.native_stack.as_ref().is_none_or(|(named_in, _)| *named_in != epoch) {
-            let name = crate::thread_names::kernel_name(state.tid).unwrap_or_default();
-            let methods = Arc::make_mut(&mut profile.methods);
-            let mut frames = vec![Frame::new(methods.intern_pseudo(crate::thread_kinds::kind_of(&name)), NO_BCI)];
-            if let Some(family) = crate::thread_kinds::family_of(&name) {
-                frames.push(Frame::new(methods.intern_pseudo(&family), NO_BCI));
-            }
-            state.native_stack = Some((epoch, frames));
-        }
-        let Some((_, frames)) = state.native_stack.as_ref() else { return Outcome::Filtered };
+        let tid = state.tid;
+        let frames = state.native_stack.frames(&mut profile.methods, self.methods_epoch, || {
+            let name = crate::thread_names::kernel_name(tid).unwrap_or_default();
+            std::iter::once(crate::thread_kinds::kind_of(&name).to_string())
+                .chain(crate::thread_kinds::family_of(&name))
+                .collect()
+        });
         record.depth = frames.len() as u32;
         for (slot, frame) in record.top.iter_mut().zip(frames.iter().rev()) {
             *slot = frame.method;
@@ -938,13 +955,9 @@ impl<'r> Sampler<'r> {
         }
         let weight = Weight::sample(cpu_delta, wall.saturating_sub(*wall_before));
         self.own_clocks = Some((cpu, wall));
-        let epoch = self.methods_epoch;
-        if self.own_stack.as_ref().is_none_or(|(named_in, _)| *named_in != epoch) {
-            let methods = Arc::make_mut(&mut profile.methods);
-            let frames = ["[pcct]", "[pcct-sampler]"].map(|name| Frame::new(methods.intern_pseudo(name), NO_BCI));
-            self.own_stack = Some((epoch, frames.to_vec()));
-        }
-        let Some((_, frames)) = self.own_stack.as_ref() else { return };
+        let frames = self.own_stack.frames(&mut profile.methods, self.methods_epoch, || {
+            vec!["[pcct]".to_string(), "[pcct-sampler]".to_string()]
+        });
         let mut marks = std::mem::take(&mut self.scratch_marks);
         marks.clear();
         if profile.tree.record(&mut marks, frames, weight).is_ok() {
@@ -1360,7 +1373,7 @@ impl ThreadState {
             timer_period_ns: 0,
             named: NamedStack::default(),
             resolved: ResolvedStack::default(),
-            native_stack: None,
+            native_stack: PseudoStack::default(),
             excluded: false,
             timer: None,
             timer_refused: false,
