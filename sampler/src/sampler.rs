@@ -40,7 +40,11 @@
 //! signal found no place; a thread's registration (its timer opens at the
 //! drain); an event queue half full; a control change; an answer that wants
 //! the newest samples (the server's `fresh`, which waits for that drain, at
-//! most one batch). A rung bell wakes it at most once per interval. The
+//! most one batch). Such a drain also waits, at most half a batch, for a
+//! thread found inside its handler: the samples queued in its slot before
+//! the one it writes are drained when it is done (a thread switched out
+//! in its handler on a loaded machine would hold them to the next batch,
+//! [`Sampler::collect_after_handlers`]). A rung bell wakes it at most once per interval. The
 //! pool is made when the first timer opens, since a batch queues samples
 //! behind each slot's two regions; a walk into a pool region reuses the
 //! thread's previous walk (`handler::capture`). The samples of a batch
@@ -266,6 +270,9 @@ pub struct Sampler<'r> {
     /// recorded its own CPU, and its pseudo-frames (method table `.0`).
     own_clocks: Option<(u64, u64)>,
     own_stack: PseudoStack,
+    /// Slots a handler was writing when the drain asked for by an answer
+    /// looked (reused each tick).
+    in_handler: Vec<usize>,
     /// At the previous tick the sampler signalled a thread itself (its
     /// timer refused): it then ticks every interval, not in batches.
     signals_threads: bool,
@@ -277,6 +284,10 @@ pub struct Sampler<'r> {
 fn counters_add(counter: &std::sync::atomic::AtomicU64, value: u64) {
     Counters::add(counter, value);
 }
+
+/// How often a drain asked for by an answer looks again at a slot whose
+/// handler was in progress ([`Sampler::collect_after_handlers`]).
+const HANDLER_POLL: Duration = Duration::from_micros(100);
 
 /// Ticks between two looks for the event streams of ended threads.
 const FORGET_STREAMS_EVERY: u64 = 64;
@@ -320,6 +331,7 @@ impl<'r> Sampler<'r> {
             paused: false,
             own_clocks: None,
             own_stack: PseudoStack::default(),
+            in_handler: Vec::new(),
             signals_threads: false,
             started_ns: now_ns(),
             calibration: crate::tsc::Calibration::begin(),
@@ -369,7 +381,11 @@ impl<'r> Sampler<'r> {
             self.calibration.tick();
             crate::tsc::set_gap(interval);
             self.follow_mode();
-            self.drain(interval / 2);
+            let handler_wait = match self.shared.drain_asked.swap(false, Ordering::AcqRel) {
+                true => self.shared.batching().map_or(Duration::ZERO, |batch| batch / 2),
+                false => Duration::ZERO,
+            };
+            self.drain(interval / 2, handler_wait);
             if self.shared.control.is_running() && self.handler_installed() {
                 if std::mem::take(&mut self.paused) {
                     self.threads.iter_mut().flatten().for_each(|thread| thread.rebase = true);
@@ -392,7 +408,7 @@ impl<'r> Sampler<'r> {
         while Instant::now() < deadline && self.any_pending() {
             std::thread::sleep(Duration::from_millis(1));
         }
-        self.drain(Duration::from_secs(2));
+        self.drain(Duration::from_secs(2), Duration::ZERO);
         // Requests no handler answered: withdrawn, so a signal still on its
         // way finds nothing to answer once the sampler is gone.
         let high = HIGH_WATER.load(Ordering::Acquire);
@@ -484,10 +500,11 @@ impl<'r> Sampler<'r> {
         self.threads.iter_mut().flatten().for_each(|thread| thread.timer = None);
     }
 
-    /// Steps 2-4 of a tick.
-    pub(crate) fn drain(&mut self, lock_wait: Duration) {
+    /// Steps 2-4 of a tick; `handler_wait`: how long step 2 waits for
+    /// handlers in progress ([`Sampler::collect_after_handlers`]).
+    pub(crate) fn drain(&mut self, lock_wait: Duration, handler_wait: Duration) {
         let start = now_ns();
-        self.collect();
+        self.collect(handler_wait);
         self.record_pending(lock_wait, start);
     }
 
@@ -712,11 +729,12 @@ impl<'r> Sampler<'r> {
     }
 
     /// Step 2: copy READY results, free retired slots, withdraw lost requests.
-    fn collect(&mut self) {
+    fn collect(&mut self, handler_wait: Duration) {
         let high = HIGH_WATER.load(Ordering::Acquire);
         for (index, slot) in SLOTS[..high].iter().enumerate() {
             match slot.state() {
                 SlotState::Ready => self.collect_ready(index, slot),
+                SlotState::InHandler if !handler_wait.is_zero() => self.in_handler.push(index),
                 SlotState::Retired => {
                     if let Some(old) = self.threads[index].take() {
                         self.forget(old);
@@ -747,6 +765,7 @@ impl<'r> Sampler<'r> {
                 _ => {}
             }
         }
+        self.collect_after_handlers(handler_wait);
         // Registrations are counted by the registry: most short-lived
         // threads start and end between two ticks, unseen here.
         let counters = &self.shared.counters;
@@ -758,6 +777,32 @@ impl<'r> Sampler<'r> {
         counters_add(&self.shared.counters.timer_signals_busy, busy);
         counters_add(&self.shared.counters.signals_stray, stray);
         counters_add(&self.shared.counters.signals_stale, stale);
+    }
+
+    /// Takes the samples of the slots whose thread was in its handler when
+    /// `collect` looked, once the handler is done: at most `wait` (0
+    /// unless an answer asked for this drain). The samples a slot queued
+    /// before the one its handler writes are drained only with it, so a
+    /// thread switched out inside its handler (microseconds of work, but
+    /// milliseconds off the CPU on a loaded machine) would otherwise keep
+    /// them out of the answer until the next batch. The sampler sleeps
+    /// meanwhile; it holds no lock.
+    fn collect_after_handlers(&mut self, wait: Duration) {
+        let mut in_handler = std::mem::take(&mut self.in_handler);
+        let deadline = now_ns() + wait.as_nanos() as u64;
+        while !in_handler.is_empty() && now_ns() < deadline {
+            std::thread::sleep(HANDLER_POLL);
+            in_handler.retain(|&index| match SLOTS[index].state() {
+                SlotState::InHandler => true,
+                SlotState::Ready => {
+                    self.collect_ready(index, &SLOTS[index]);
+                    false
+                }
+                _ => false,
+            });
+        }
+        in_handler.clear();
+        self.in_handler = in_handler;
     }
 
     /// Copies one READY slot's samples into `pending`, the older first.

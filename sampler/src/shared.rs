@@ -160,6 +160,10 @@ pub struct Shared {
     /// The batch interval while the sampler drains in batches (`sampler`,
     /// "Batches"), in nanoseconds; 0 while it ticks every interval.
     pub batch_ns: AtomicU64,
+    /// Set by an answer that waits for a drain ([`Shared::ask_for_drain`]):
+    /// that drain also waits for handlers it finds writing, at most half a
+    /// batch (`sampler`, "Batches").
+    pub drain_asked: AtomicBool,
     /// Why sampling is off for good, if it is (shown by /api/status, the
     /// metrics and the summary at exit).
     pub disabled: Mutex<Option<String>>,
@@ -189,6 +193,7 @@ impl Shared {
             drained_tick: AtomicU64::new(0),
             drained_at_ns: AtomicU64::new(0),
             batch_ns: AtomicU64::new(0),
+            drain_asked: AtomicBool::new(false),
             disabled: Mutex::new(None),
             jit: pcct_jit::Jit::default(),
             thread_names: Mutex::new(ThreadNames::new()),
@@ -215,6 +220,13 @@ impl Shared {
             _ if self.finished.load(Ordering::Acquire) => None,
             ns => Some(Duration::from_nanos(ns)),
         }
+    }
+
+    /// Asks the sampler to drain now for an answer that wants the newest
+    /// samples (it waits for `drained_tick` to pass the tick it read).
+    pub fn ask_for_drain(&self) {
+        self.drain_asked.store(true, Ordering::Release);
+        crate::doorbell::DOORBELL.ring();
     }
 
     /// Purges the tree now (readers' request: `POST /api/purge`).

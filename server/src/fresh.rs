@@ -5,9 +5,11 @@
 //! With the threads' own CPU timers the sampler thread drains every batch
 //! interval (`batch=`), not every sampling interval. Without this step an
 //! answer could miss up to a batch of samples already taken. With it, an
-//! answer holds every sample taken before its request arrived (unless the
-//! drain took longer than a batch interval: then it answers with what is
-//! drained, and `profile.drained_ago_ns` says how old that is). When the
+//! answer holds every sample taken before its request arrived. That drain
+//! waits for a thread switched out inside its signal handler (whose slot
+//! holds its earlier samples behind the one it writes) at most half a
+//! batch; if the drain takes longer than a batch interval, the answer says
+//! what is drained, and `profile.drained_ago_ns` says how old that is. When the
 //! sampler ticks every interval (`timer=sampler`, wall mode, `batch=off`, or
 //! a batch no longer than the interval), an answer is at most one tick old
 //! already and nothing waits.
@@ -23,7 +25,6 @@ use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use pcct_sampler::doorbell::DOORBELL;
 use pcct_sampler::shared::Shared;
 
 use crate::state::AppState;
@@ -54,7 +55,7 @@ pub async fn drain_first(State(state): State<AppState>, request: Request, next: 
 pub async fn wait_for_drain(shared: &Shared) {
     let Some(batch) = shared.batching() else { return };
     let tick = shared.counters.ticks.load(Ordering::Acquire);
-    DOORBELL.ring();
+    shared.ask_for_drain();
     let deadline = tokio::time::Instant::now() + batch;
     while shared.drained_tick.load(Ordering::Acquire) <= tick && !shared.finished.load(Ordering::Acquire) {
         if tokio::time::Instant::now() >= deadline {

@@ -516,14 +516,18 @@ one_jdk! {
                 ages_ns.push(u64_at(answer, "/profile/drained_ago_ns"));
             }
             let (before, after) = (u64_at(&first, "/profile/samples"), u64_at(&second, "/profile/samples"));
-            assert!(
-                after > before,
-                "JDK {}: pair {pair}: {before} samples, then {after} 30 ms later\n{}\n{}\n{}",
-                jdk.major,
-                first["profile"],
-                second["profile"],
-                status(&client)["counters"]
-            );
+            if after <= before {
+                let signals = std::fs::read_to_string(format!("/proc/{pid}/task/{busy}/status")).unwrap_or_default();
+                let signals: Vec<&str> = signals.lines().filter(|l| l.starts_with("Sig") || l.starts_with("Shd") || l.starts_with("State")).collect();
+                let cpu_now = thread_cpu(pid, busy);
+                panic!(
+                    "JDK {}: pair {pair}: {before} samples, then {after} 30 ms later (busy CPU {cpu_before:?} then {cpu_now:?})\n{signals:?}\n{}\n{}\n{}",
+                    jdk.major,
+                    first["profile"],
+                    second["profile"],
+                    status(&client)["counters"]
+                );
+            }
         }
         ages_ns.sort_unstable();
         let median = Duration::from_nanos(ages_ns[ages_ns.len() / 2]);
