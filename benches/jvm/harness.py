@@ -5,7 +5,7 @@ Every (workload, configuration) pair runs once per round, in a new shuffled
 order each round (seeded; the seed is recorded), so slow drifts of this noisy
 machine spread over all configurations.
 
-Workloads (--workloads, default all six):
+Workloads (--workloads, default all seven):
   javac        javac compiling java/util from the JDK's own sources (java.base
                extracted from lib/src.zip of Debian's openjdk-17-source), ~18 s;
                class files to /dev/shm where it is writable (class_output_directory)
@@ -19,6 +19,10 @@ Workloads (--workloads, default all six):
                inclusive shares of the three are held against that truth
   busy         benches/jvm/BusyDeep.java: one thread spinning at a 40-frame
                stack (--busy-seconds of wall time), the sampler thread's cost
+  service      benches/jvm/ServiceLoad.java: the JDK's HTTP server on 8 worker
+               threads answering 8 keep-alive clients in the same JVM, with a
+               contended ReentrantLock, a monitor and gzipped answers
+               (--service-seconds of wall time); unit of work: a request
 
 Configurations (--configs, default all; `base` is always added):
   base                          no profiler
@@ -36,6 +40,8 @@ Configurations (--configs, default all; `base` is always added):
                                 what JFR's allocation sampling costs
   ap-alloc                      async-profiler 4.5, alloc event every 512 KiB (`total`: bytes), beside pcct for
                                 agreement per allocating method
+  ap-all-10ms                   async-profiler 4.5, cpu at 10 ms with its alloc and lock events at their
+                                defaults, written as JFR: cost only, beside pcct-10ms (`--compare-cost`)
   --define NAME=pcct:OPTIONS (agent options separated by `;`; NAME=pcct@LIBRARY:OPTIONS
   runs another build of the agent, to compare two builds in the same rounds),
   --define NAME=jfr:SETTINGS, --define NAME=ap:INTERVAL or --define NAME=ap_alloc:BYTES adds a configuration.
@@ -158,6 +164,9 @@ CONFIGS = {
     "pcct-noevents-10ms": {"pcct": "interval=10ms,alloc=off,locks=off"},
     "jfr-noalloc": {"jfr": "noalloc"},
     "ap-alloc": {"ap_alloc": "524288"},
+    # async-profiler with its CPU, allocation and lock events at their defaults (alloc 512 KiB, lock
+    # 10 us) beside pcct's defaults at 10 ms: cost only (several events are written as JFR).
+    "ap-all-10ms": {"ap_all": "10ms"},
 }
 # The configurations of the allocation-sampling table: (configuration, the same without allocation sampling).
 ALLOC_PAIRS = (("pcct-10ms", "pcct-noevents-10ms"), ("jfr-default", "jfr-noalloc"), ("ap-alloc", "base"))
@@ -243,7 +252,7 @@ def resolve_configs(names, definitions):
     if unknown:
         raise SystemExit(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
     if not ASYNC_PROFILER.is_file():
-        skipped = [n for n in names if "ap" in known[n] or "ap_alloc" in known[n]]
+        skipped = [n for n in names if {"ap", "ap_alloc", "ap_all"} & known[n].keys()]
         if skipped:
             log(f"{ASYNC_PROFILER} is absent: skipping {', '.join(skipped)}")
         names = [n for n in names if n not in skipped]
@@ -378,6 +387,12 @@ def setup_busy(args, classes):
             "expected_s": args.busy_seconds + 2}
 
 
+def setup_service(args, classes):
+    # ServiceLoad <seconds> <workers> <clients>: prints "served <n> requests".
+    return {"args": ["-cp", str(classes), "ServiceLoad", str(args.service_seconds), "8", "8"], "cwd": WORK,
+            "expected_s": args.service_seconds + 5}
+
+
 def setup_groundtruth(args, classes):
     # GroundTruth <seconds> [checkEvery]: the default checkEvery (a clock read every ~150 us).
     return {"args": ["-cp", str(classes), "GroundTruth", str(args.groundtruth_seconds)], "cwd": WORK,
@@ -401,11 +416,11 @@ def setup_syscall(args, classes):
             "cwd": WORK, "clean": directory, "expected_s": 2 * args.syscall_seconds + 5, "truth": syscall_truth}
 
 
-BENCH_SOURCES = [HERE / "JfrStacks.java", HERE / "BusyDeep.java", ROOT / "demo" / "Demo.java",
+BENCH_SOURCES = [HERE / "JfrStacks.java", HERE / "BusyDeep.java", HERE / "ServiceLoad.java", ROOT / "demo" / "Demo.java",
                  ROOT / "tests" / "java" / "GroundTruth.java", ROOT / "tests" / "java" / "SyscallTruth.java"]
 
 WORKLOADS = {"javac": setup_javac, "h2": setup_h2, "demo": setup_demo, "groundtruth": setup_groundtruth,
-             "syscall": setup_syscall, "busy": setup_busy}
+             "syscall": setup_syscall, "busy": setup_busy, "service": setup_service}
 
 
 def jfr_settings(kind):
@@ -457,6 +472,10 @@ def jvm_flags(spec, output_base):
         # ann: Java frames marked (_[j], _[i], ...), so they are told from native ones.
         collapsed = Path(f"{output_base}.ap.collapsed")
         return [f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval={spec['ap']},ann,file={collapsed}"], collapsed
+    if "ap_all" in spec:
+        recording = Path(f"{output_base}.ap-all.jfr")
+        return [f"-agentpath:{ASYNC_PROFILER}=start,event=cpu,interval={spec['ap_all']},alloc,lock,"
+                f"file={recording}"], recording
     if "ap_alloc" in spec:
         # total: the value of a stack is the bytes its samples stand for, not their count.
         collapsed = Path(f"{output_base}.ap-alloc.collapsed")
@@ -610,7 +629,7 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes, jvm_
         error = f"exit status {record['exit_status']}"
     elif profile is not None and not profile.exists():
         error = f"no profile written to {profile}"
-    elif "ap" in spec or "ap_alloc" in spec:
+    elif {"ap", "ap_alloc", "ap_all"} & spec.keys():
         record.update(profile=str(profile))
     elif "pcct" in spec:
         try:
@@ -660,7 +679,10 @@ def record_shares(record, spec):
     """Adds the run's CPU shares by method (deepest real Java frame) and its share without a Java frame,
     from collapsed stacks: async-profiler's own, or pcct's profile (pcct's or JFR's, converted) written by
     `pcct report --format collapsed`; and for pcct with allocation sampling and async-profiler's alloc
-    event, the allocated bytes by allocating method. Returns an error, or None."""
+    event, the allocated bytes by allocating method (none for async-profiler's every event, a JFR file
+    measured for its cost only). Returns an error, or None."""
+    if "ap_all" in spec:
+        return None
     if "ap_alloc" in spec:
         return record_alloc_shares(record, spec)
     if "pcct" in spec and pcct_options(spec["pcct"]).get("alloc") != "off":
@@ -836,7 +858,7 @@ def counters_medians(runs):
 # do a fixed job, so the whole run is the unit. GroundTruth runs until its
 # thread has used fixed CPU budgets: no overhead can show in it (it is
 # there for precision and CPU accounting).
-WORK_DONE = {"demo": re.compile(r"handled (\d+) orders")}
+WORK_DONE = {"demo": re.compile(r"handled (\d+) orders"), "service": re.compile(r"served (\d+) requests")}
 NO_OVERHEAD = {"groundtruth", "syscall"}
 
 
@@ -869,7 +891,7 @@ def summarise_config(runs, base_by_round, spec):
                                if per_work(r, "cpu_s") and per_work(b, "cpu_s")]
         entry["wall_ratio"] = median_or_none(ratio(per_work(r, "wall_s"), per_work(b, "wall_s")) for r, b in paired
                                              if per_work(r, "wall_s") and per_work(b, "wall_s"))
-    if not spec or "ap_alloc" in spec:
+    if not spec or "ap_alloc" in spec or "ap_all" in spec:
         return entry  # async-profiler's alloc event: in the allocation table only
     # Over real methods only: the share without a Java frame, and the
     # correlation of successive rounds' shares by deepest Java frame.
@@ -1015,7 +1037,7 @@ def figure_table(meta, summary):
                        key=lambda c: (config_interval_ns(configs[c]) or 1 << 62, "jfr" in configs[c], not is_hot_methods(configs[c])))
         for config in order:
             entry = summary.get((workload, config))
-            if not entry or "ap_alloc" in configs[config]:
+            if not entry or "ap_alloc" in configs[config] or "ap_all" in configs[config]:
                 continue
             lines.append(
                 f"| {workload} | {fmt_interval(config_interval_ns(configs[config]))} | {config} "
@@ -1239,6 +1261,45 @@ def compare_precision(configs, paths):
         print(f"| {workload} | {len(shares[0])} / {len(shares[1])} | {difference:+.4f} | [{low:+.4f}, {high:+.4f}] |")
 
 
+def paired_cost_difference(pairs, resamples=2000, seed=1):
+    """(median of a - b, its 95 % bootstrap interval) over rounds' (a, b) pairs: a round's two ratios share
+    its base run and its moment of the machine, so the difference is taken within each round first."""
+    differences = [a - b for a, b in pairs]
+    rng = random.Random(seed)
+    draws = sorted(statistics.median(rng.choices(differences, k=len(differences))) for _ in range(resamples))
+    return statistics.median(differences), draws[int(0.025 * resamples)], draws[int(0.975 * resamples) - 1]
+
+
+def compare_cost(configs, paths):
+    """Prints, per workload, two configurations' whole-JVM CPU per unit of work over the unprofiled run's
+    of the same round (rounds pooled over `paths`), the rounds' median difference and its bootstrap
+    interval."""
+    first, _, second = configs.partition(",")
+    runs = [dict(run, path_index=index) for index, path in enumerate(paths) for run in load_results(path)[1]
+            if run.get("ok")]
+    print(f"| workload | rounds | CPU ratio {first} (min-max) | {second} (min-max) | {first} - {second}, "
+          "median of rounds | 95 % bootstrap interval |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for workload in sorted({run["workload"] for run in runs}):
+        by_round = {}
+        for run in runs:
+            if run["workload"] == workload:
+                by_round.setdefault((run["path_index"], run["round"]), {})[run["config"]] = run
+        pairs = []
+        for found in by_round.values():
+            if all(name in found for name in ("base", first, second)):
+                base, a, b = (per_work(found[name], "cpu_s") for name in ("base", first, second))
+                if base and a and b:
+                    pairs.append((a / base, b / base))
+        if len(pairs) < 2:
+            print(f"| {workload} | {len(pairs)} | n/a | n/a | n/a | n/a |")
+            continue
+        difference, low, high = paired_cost_difference(pairs)
+        spread = [f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})" for v in zip(*pairs)]
+        print(f"| {workload} | {len(pairs)} | {spread[0]} | {spread[1]} | {difference:+.3f} | "
+              f"[{low:+.3f}, {high:+.3f}] |")
+
+
 def method_spread_table(configs, paths, top=8):
     """Prints, per workload, each of two configurations' spread across rounds (rounds pooled over
     `paths`): the variance summed over methods, and the `top` methods by the larger standard deviation."""
@@ -1303,6 +1364,7 @@ def parse_args():
     parser.add_argument("--demo-seconds", type=int, default=15)
     parser.add_argument("--groundtruth-seconds", type=int, default=15)
     parser.add_argument("--busy-seconds", type=int, default=10)
+    parser.add_argument("--service-seconds", type=int, default=15)
     parser.add_argument("--syscall-seconds", type=float, default=6, help="SyscallTruth's CPU budget")
     parser.add_argument("--seed", type=int, default=None, help="shuffle seed (default: random, recorded)")
     parser.add_argument("--smoke", action="store_true",
@@ -1315,6 +1377,9 @@ def parse_args():
     parser.add_argument("--jvm-options", default="", metavar="'OPTIONS'",
                         help="JVM options for every run, the unprofiled one too (e.g. '-Xms2g -Xmx2g "
                              "-XX:+AlwaysPreTouch': a heap touched at start takes no page faults)")
+    parser.add_argument("--compare-cost", nargs="+", metavar="A,B JSONL",
+                        help="two configurations' whole-JVM CPU per unit of work over the same round's base run, "
+                             "the rounds' median difference and its bootstrap interval (no run)")
     parser.add_argument("--compare-precision", nargs="+", metavar="A,B JSONL",
                         help="two configurations' precision over real methods, pooled over stored results, and "
                              "how surely they differ (no run)")
@@ -1337,6 +1402,11 @@ def main():
         if len(args.compare_precision) < 2 or "," not in args.compare_precision[0]:
             raise SystemExit("--compare-precision A,B JSONL [JSONL ...]: two configurations, then results files")
         compare_precision(args.compare_precision[0], args.compare_precision[1:])
+        return
+    if args.compare_cost:
+        if len(args.compare_cost) < 2 or "," not in args.compare_cost[0]:
+            raise SystemExit("--compare-cost A,B JSONL [JSONL ...]: two configurations, then results files")
+        compare_cost(args.compare_cost[0], args.compare_cost[1:])
         return
     if args.method_spread:
         if len(args.method_spread) < 2 or "," not in args.method_spread[0]:
