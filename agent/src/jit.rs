@@ -126,7 +126,8 @@ fn add_retransform(jvmti: Jvmti, jit: &pcct_jit::Jit) -> Result<(), String> {
     }
 }
 
-/// Least time between two restarts of a full table.
+/// Least time between two restarts of a full table (a refill generates
+/// an event for every piece of code: not more often under churn).
 const RESTART_EVERY: Duration = Duration::from_secs(60);
 
 /// CompiledMethodLoad of `method`'s code at `address`, its inline records
@@ -214,36 +215,64 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
         setup.state = state;
     });
     jit.set_serving(recompile);
-    let mut last_restart: Option<Instant> = None;
+    let mut restarts = Restarts::default();
     let mut capability: Option<Result<(), String>> = None;
     while !stopping() {
         match jit.next_work(Duration::from_millis(100)) {
-            Work::Restart if last_restart.is_none_or(|at| at.elapsed() >= RESTART_EVERY) => {
-                last_restart = Some(Instant::now());
-                jit.table.lock().restart();
-                let state = fill(shared, jvmti);
-                jit.set_setup(|setup| setup.state = state);
-            }
+            Work::Restart => restarts.asked(),
             Work::Recompile(job) => {
                 let held = capability.get_or_insert_with(|| add_retransform(jvmti, jit)).clone();
                 let report = held.and_then(|()| retransform(shared, jvmti, jni, &job.classes));
                 job.answer(report);
             }
-            Work::Restart | Work::Idle => {}
+            Work::Idle => {}
+        }
+        if restarts.due(Instant::now()) {
+            jit.table.lock().restart();
+            let state = fill(shared, jvmti);
+            jit.set_setup(|setup| setup.state = state);
         }
     }
     jit.set_serving(false);
 }
 
+/// When the table starts over: at most once per [`RESTART_EVERY`], and a
+/// restart asked for sooner is done when that time is up (not dropped: the
+/// table stays incomplete until it starts over).
+#[derive(Default)]
+struct Restarts {
+    last: Option<Instant>,
+    pending: bool,
+}
+
+impl Restarts {
+    fn asked(&mut self) {
+        self.pending = true;
+    }
+
+    /// Whether to start over now (then it counts as done).
+    fn due(&mut self, now: Instant) -> bool {
+        if !self.pending || self.last.is_some_and(|at| now.duration_since(at) < RESTART_EVERY) {
+            return false;
+        }
+        self.pending = false;
+        self.last = Some(now);
+        true
+    }
+}
+
 /// Asks HotSpot for the load events of all its code (the table then holds
-/// everything). Returns the state /api/status shows.
+/// everything, unless it refused some). Returns the state /api/status shows.
 fn fill(shared: &Shared, jvmti: Jvmti) -> String {
     match jvmti.generate_events(jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD) {
-        Ok(()) if !shared.jit.table.lock().is_full() => {
-            shared.jit.table.lock().mark_complete();
-            "on".to_string()
+        Ok(()) => {
+            let mut table = shared.jit.table.lock();
+            table.mark_complete();
+            match table.complete() {
+                true => "on".to_string(),
+                false => "on, but the inline table is full: edges in code it could not keep are unknown".to_string(),
+            }
         }
-        Ok(()) => "on, but the inline table is full: edges in code it could not keep are unknown".to_string(),
         Err(error) => format!("on, but code compiled before is unknown ({error})"),
     }
 }
@@ -343,6 +372,20 @@ mod tests {
         assert_eq!((support.events, support.recompile), (true, false));
         assert_eq!(wanted.can_generate_compiled_method_load_events(), 1);
         assert!(support.describe().1.starts_with("off: this JVM cannot retransform classes"));
+    }
+
+    #[test]
+    fn a_restart_asked_for_too_soon_waits_for_its_time_and_is_not_dropped() {
+        let start = Instant::now();
+        let mut restarts = Restarts::default();
+        assert!(!restarts.due(start), "nothing asked");
+        restarts.asked();
+        assert!(restarts.due(start), "the first at once");
+        assert!(!restarts.due(start), "done");
+        restarts.asked();
+        assert!(!restarts.due(start + RESTART_EVERY / 2), "too soon");
+        assert!(restarts.due(start + RESTART_EVERY), "kept, and done when its time is up");
+        assert!(!restarts.due(start + RESTART_EVERY * 3), "once");
     }
 
     #[test]

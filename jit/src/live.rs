@@ -105,6 +105,8 @@ pub enum Work {
 /// See the module documentation.
 pub struct Jit {
     pub table: Mutex<InlineTable>,
+    /// The table's stats when [`Jit::summary`] last found it free.
+    last_stats: Mutex<TableStats>,
     setup: Mutex<Setup>,
     queue: Mutex<VecDeque<RecompileJob>>,
     wake: Condvar,
@@ -124,6 +126,7 @@ impl Jit {
     pub fn new(limits: Limits) -> Jit {
         Jit {
             table: Mutex::new(InlineTable::new(limits)),
+            last_stats: Mutex::new(TableStats::default()),
             setup: Mutex::new(Setup { state: "off".to_string(), recompile: "off".to_string(), ..Setup::default() }),
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
@@ -141,9 +144,21 @@ impl Jit {
         change(&mut self.setup.lock());
     }
 
+    /// The setup and the table's stats. Never waits for the table: HTTP
+    /// answers call it on an async worker, and the table may be held for a
+    /// whole copy ([`InlineTable::extract`]) or a refill. A table in use
+    /// gives the stats of the last look that found it free.
     pub fn summary(&self) -> Summary {
         let setup = self.setup();
-        Summary { setup, table: self.table.lock().stats() }
+        let table = match self.table.try_lock() {
+            Some(table) => {
+                let stats = table.stats();
+                *self.last_stats.lock() = stats;
+                stats
+            }
+            None => *self.last_stats.lock(),
+        };
+        Summary { setup, table }
     }
 
     /// Asks the JIT thread to start the table over (from a callback that
@@ -244,6 +259,21 @@ mod tests {
         let started = std::time::Instant::now();
         assert!(matches!(jit.next_work(Duration::from_secs(600)), Work::Idle));
         assert!(started.elapsed() < Duration::from_secs(60));
+    }
+
+    /// The summary never waits for the table: while another thread holds
+    /// it, the stats of the last look that found it free.
+    #[test]
+    fn the_summary_does_not_wait_for_a_table_in_use() {
+        let jit = Jit::default();
+        jit.table.lock().restart();
+        assert_eq!(jit.summary().table.restarts, 1);
+        let held = jit.table.lock();
+        let summary = jit.summary();
+        assert_eq!(summary.table.restarts, 1, "the last look's stats");
+        drop(held);
+        jit.table.lock().restart();
+        assert_eq!(jit.summary().table.restarts, 2);
     }
 
     type Answer = std::sync::mpsc::Receiver<Result<RecompileReport, String>>;

@@ -226,6 +226,9 @@ pub struct InlineTable {
     name_bytes: usize,
     sequence: u64,
     complete: bool,
+    /// A load was refused since the table started (over): it cannot be
+    /// complete until it starts over.
+    refused: bool,
     restarts: u64,
 }
 
@@ -329,7 +332,7 @@ impl InlineTable {
         let named = names.into_iter().chain(vm_ids.iter().map(|&id| (id, None)));
         for (id, method) in named {
             if self.name(id, method).is_none() {
-                self.complete = false;
+                self.refuse();
                 return Loaded::Full;
             }
         }
@@ -338,7 +341,7 @@ impl InlineTable {
         let room = self.tree_bytes + tree.bytes() <= self.limits.max_tree_bytes;
         let replaces = self.codes.contains_key(&facts.address);
         if !room || (self.codes.len() >= self.limits.max_codes && !replaces) {
-            self.complete = false;
+            self.refuse();
             return Loaded::Full;
         }
         self.sequence += 1;
@@ -351,6 +354,12 @@ impl InlineTable {
             vm_ids: vm_ids.to_vec(),
         };
         self.install(code, now_ns)
+    }
+
+    /// A load refused: the table lacks that code until it starts over.
+    fn refuse(&mut self) {
+        self.refused = true;
+        self.complete = false;
     }
 
     fn install(&mut self, code: Code, now_ns: u64) -> Loaded {
@@ -415,18 +424,21 @@ impl InlineTable {
     }
 
     /// The table now holds all the VM's code (events enabled, and the code
-    /// compiled before them generated).
+    /// compiled before them generated), unless it refused a load since it
+    /// started: then it stays incomplete until a restart.
     pub fn mark_complete(&mut self) {
-        self.complete = true;
+        self.complete = !self.refused;
     }
 
     pub fn complete(&self) -> bool {
         self.complete
     }
 
-    /// Whether the table needs to start over (a load was refused).
+    /// Whether the table needs to start over: a load was refused since it
+    /// started, or a bound is reached.
     pub fn is_full(&self) -> bool {
-        self.methods.len() >= self.limits.max_methods
+        self.refused
+            || self.methods.len() >= self.limits.max_methods
             || self.tree_bytes >= self.limits.max_tree_bytes
             || self.by_vm_id.len() >= self.limits.max_vm_ids
             || self.codes.len() >= self.limits.max_codes
@@ -573,6 +585,28 @@ pub(crate) mod tests {
         table.restart();
         assert_eq!(table.stats(), TableStats { restarts: 1, ..TableStats::default() });
         assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[4]), Loaded::New);
+    }
+
+    /// A refusal for tree bytes leaves every bound short of its cap: the
+    /// table is still incomplete, needs to start over, and a fill that
+    /// ends after the refusal does not call it complete.
+    #[test]
+    fn a_refusal_below_every_cap_keeps_the_table_incomplete_until_it_starts_over() {
+        let probe = {
+            let mut table = InlineTable::new(Limits::default());
+            load(&mut table, facts(0x1000, 1, 1), &[2, 3, 4]);
+            table.tree_bytes
+        };
+        let mut table = InlineTable::new(Limits { max_tree_bytes: probe + probe / 2, ..Limits::default() });
+        assert_eq!(load(&mut table, facts(0x1000, 1, 1), &[2, 3, 4]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x2000, 5, 2), &[6, 7, 8]), Loaded::Full);
+        assert!(table.tree_bytes < table.limits.max_tree_bytes, "no cap reached");
+        assert!(table.is_full(), "a restart is due");
+        table.mark_complete();
+        assert!(!table.complete(), "the fill ended after a refusal");
+        table.restart();
+        table.mark_complete();
+        assert!(table.complete() && !table.is_full());
     }
 
     /// Class churn: the same class loaded again and again under one name,
