@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use lexopt::prelude::*;
 use pcct_jit::advice::code_name;
-use pcct_jit::directives::{classes_to_recompile, directives, render, to_inline};
+use pcct_jit::directives::{classes_to_recompile, directives, most_edges_within, render, to_inline, Matching};
 use pcct_jit::live::AdviceReport;
 use pcct_jit::{advice, Action, EdgeAdvice, MethodKey};
 use serde::Deserialize;
@@ -55,6 +55,8 @@ use crate::{input, locate};
 
 struct Settings {
     limit: usize,
+    /// `--match-jdk`: directives may match the JDK's own methods.
+    matching: Matching,
     min_share: f64,
     format: String,
     output: Option<PathBuf>,
@@ -74,6 +76,7 @@ enum Task {
 pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
     let mut settings = Settings {
         limit: 20,
+        matching: Matching::Application,
         min_share: 0.01,
         format: "text".to_string(),
         output: None,
@@ -88,6 +91,7 @@ pub fn advise(mut parser: lexopt::Parser) -> Result<(), Failure> {
         match arg {
             Long("limit") => settings.limit = parser.value()?.parse()?,
             Long("min-share") => settings.min_share = parser.value()?.parse()?,
+            Long("match-jdk") => settings.matching = Matching::Jdk,
             Long("format") => settings.format = parser.value()?.string()?,
             Short('o') | Long("output") => settings.output = Some(PathBuf::from(parser.value()?)),
             Long("address") => settings.address = Some(parser.value()?.string()?),
@@ -189,9 +193,10 @@ fn live_advice(server: &Server, limit: usize, min_share: f64) -> Result<AdviceRe
 const MAX_LIMIT: usize = 1000;
 
 /// `report` with each list cut to `limit`, and the directives for its
-/// `limit` hottest edges to inline (taken from the whole list).
-fn cut(mut report: AdviceReport, limit: usize) -> (AdviceReport, String) {
-    let file = render(&directives(&to_inline(&report.advice.not_inlined, limit)));
+/// `limit` hottest edges a directive can ask to inline (taken from the
+/// whole list).
+fn cut(mut report: AdviceReport, limit: usize, matching: Matching) -> (AdviceReport, String) {
+    let file = render(&directives(&to_inline(&report.advice.not_inlined, limit, matching), matching));
     for list in [&mut report.advice.not_inlined, &mut report.advice.inlined, &mut report.advice.unknown] {
         list.truncate(limit);
     }
@@ -199,7 +204,7 @@ fn cut(mut report: AdviceReport, limit: usize) -> (AdviceReport, String) {
 }
 
 fn show(source: &str, settings: &Settings) -> Result<(), Failure> {
-    let (report, file) = cut(read_advice(source, settings)?, settings.limit);
+    let (report, file) = cut(read_advice(source, settings)?, settings.limit, settings.matching);
     if let Some(output) = &settings.output {
         std::fs::write(output, &file).map_err(|e| failed(format!("cannot write {}: {e}", output.display())))?;
     }
@@ -474,8 +479,9 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
     let server = find_agent(pid, settings)?;
     let full = live_advice(&server, MAX_LIMIT, settings.min_share)?;
     let limit = full.jit.setup.flags.directives_limit.unwrap_or(directive_stack::DEFAULT_LIMIT);
-    let chosen = to_inline(&full.advice.not_inlined, settings.limit);
-    let (report, file_text) = cut(full, settings.limit);
+    let chosen = to_inline(&full.advice.not_inlined, settings.limit, settings.matching);
+    let candidates = full.advice.not_inlined.clone();
+    let (report, file_text) = cut(full, settings.limit, settings.matching);
     print!("{}", describe(&report, &file_text));
     if chosen.is_empty() {
         println!("\nnothing to apply: no hot edge from {:.2}% on is a call in C2 code", settings.min_share * 100.0);
@@ -494,11 +500,12 @@ fn apply(pid: u32, settings: &Settings) -> Result<(), Failure> {
         // A record of an earlier process that had this pid.
         let _ = std::fs::remove_file(&record);
     }
-    let made = directives(&chosen);
-    let classes = classes_to_recompile(&chosen);
+    let made = directives(&chosen, settings.matching);
+    let classes = classes_to_recompile(&chosen, settings.matching);
     let jcmd = jcmd_for(settings);
     let stack = directive_stack::parse(&run_jcmd(&jcmd, pid, &["Compiler.directives_print"])?);
-    directive_stack::check_room(made.len(), &stack, limit, pid).map_err(failed)?;
+    let most_edges = |room| most_edges_within(&candidates, room, settings.matching);
+    directive_stack::check_room(made.len(), &stack, limit, pid, most_edges).map_err(failed)?;
     write_new(&file, &file_text)?;
     add_directives(settings, pid, &file, made.len())?;
     let applied = serde_json::json!({
@@ -773,7 +780,7 @@ mod tests {
         let partial = EdgeAdvice { partial_calls: 3, ..edge.clone() };
         assert!(edge_line(&partial).ends_with("of p.A.main  (3 of 10 calls seen on stacks whose walk stopped short)"));
         let report = AdviceReport { advice: advice::advise(vec![edge], 0.0, 10), ..AdviceReport::default() };
-        let (report, file) = cut(report, 10);
+        let (report, file) = cut(report, 10, Matching::Application);
         let text = describe(&report, &file);
         assert!(
             text.contains(" 25.00%  p.A.run:12 (bci 7) -> p.B.big [400 bytes]  in C2 code (level 4) of p.A.main"),

@@ -74,16 +74,23 @@ fn items(list: &str) -> BTreeSet<String> {
 
 /// Whether `count` more directives fit on `stack` under `limit` (HotSpot
 /// counts the default directive): the error says why not, and what to do.
-pub fn check_room(count: usize, stack: &[Printed], limit: u32, pid: u32) -> Result<(), String> {
+/// `most_edges(room)`: the most edges whose directives fit in `room` (none
+/// if not even one edge's do); the error suggests that `--limit`.
+pub fn check_room(
+    count: usize,
+    stack: &[Printed],
+    limit: u32,
+    pid: u32,
+    most_edges: impl FnOnce(usize) -> Option<usize>,
+) -> Result<(), String> {
     let depth = stack.len();
     let room = (limit as usize).saturating_sub(depth);
     if count <= room {
         return Ok(());
     }
-    let fewer = if room > 0 {
-        format!("apply at most {room} with `--limit {room}` (each directive inlines at least one edge), or ")
-    } else {
-        "remove some (`jcmd <pid> Compiler.directives_remove`), or ".to_string()
+    let fewer = match most_edges(room) {
+        Some(edges) => format!("apply fewer edges with `--limit {edges}` (their directives fit), or "),
+        None => "remove some (`jcmd <pid> Compiler.directives_remove`), or ".to_string(),
     };
     Err(format!(
         "the advice needs {count} compiler directives but JVM {pid} has room for {room}: its CompilerDirectivesLimit is \
@@ -176,11 +183,13 @@ Directive: (default)
     #[test]
     fn room_counts_the_default_directive_and_the_error_names_the_limit() {
         let stack = parse(PRINT);
-        assert_eq!(check_room(48, &stack, 50, 7), Ok(()));
-        let error = check_room(49, &stack, 50, 7).unwrap_err();
+        assert_eq!(check_room(48, &stack, 50, 7, |_| None), Ok(()));
+        // 40 edges' directives fit in the 48 left (N edges can need more
+        // than N directives): the hint names the edges, not the room.
+        let error = check_room(49, &stack, 50, 7, |room| (room == 48).then_some(40)).unwrap_err();
         assert!(error.contains("CompilerDirectivesLimit is 50") && error.contains("room for 48"), "{error}");
-        assert!(error.contains("--limit 48"), "{error}");
-        let full = check_room(1, &stack[1..], 1, 7).unwrap_err();
+        assert!(error.contains("--limit 40"), "{error}");
+        let full = check_room(1, &stack[1..], 1, 7, |_| None).unwrap_err();
         assert!(full.contains("room for 0") && full.contains("Compiler.directives_remove"), "{full}");
     }
 }

@@ -37,10 +37,10 @@ usage:
         per method and per calling context, and over real methods only
         (pseudo-frames' weight to the Java frame above; the share of
         samples without any Java frame printed beside)
-  pcct advise <profile.json | host:port> [--limit N] [--min-share X] [--format text|json|directives] [-o FILE]
+  pcct advise <profile.json | host:port> [--limit N] [--min-share X] [--match-jdk] [--format text|json|directives] [-o FILE]
         the JIT advice: hot edges HotSpot did not inline (ranked, with why) and those it did;
         -o writes a HotSpot compiler directives file (-XX:CompilerDirectivesFile=FILE)
-  pcct advise --apply <pid> [--limit N] [--min-share X] [--address host:port] [--token-file FILE] [--jcmd PATH]
+  pcct advise --apply <pid> [--limit N] [--min-share X] [--match-jdk] [--address host:port] [--token-file FILE] [--jcmd PATH]
                             [--wait S]
         add the directives to a running JVM (jcmd Compiler.directives_add), have its agent
         recompile the classes concerned (it needs the control token: --token-file, or

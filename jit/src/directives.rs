@@ -30,6 +30,15 @@
 //! meant. Methods of hidden classes (lambdas, whose names change every
 //! run) and names with characters outside Java's usual identifiers get no
 //! pattern: the advice says `cannot` for them.
+//!
+//! Methods of the JDK's own classes ([`is_jdk`]: `java/lang/Thread.run()V`,
+//! `ThreadPoolExecutor.runWorker`, ...) are not matched unless the caller
+//! asks ([`Matching::Jdk`]): they are the roots of every thread's stack,
+//! and since HotSpot follows only the first directive that matches a
+//! method, a directive matching one of them would shadow any other
+//! directive the user has for it. They may still be inlined (a `+` callee).
+//! An edge none of whose methods may be matched gets no directive, and the
+//! edges a limit counts are only those that get one ([`to_inline`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -69,20 +78,66 @@ pub fn pattern(key: &MethodKey) -> Option<String> {
     (name_ok && signature_ok).then(|| format!("{}.{}{}", parts.join("/"), key.name, key.signature))
 }
 
-/// The first `limit` edges of `edges` to inline (action `inline`), in order.
-pub fn to_inline(edges: &[EdgeAdvice], limit: usize) -> Vec<EdgeAdvice> {
-    edges.iter().filter(|edge| edge.action == Action::Inline).take(limit).cloned().collect()
+/// Which methods directives may match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Matching {
+    /// Not the JDK's own ([`is_jdk`]): the default.
+    #[default]
+    Application,
+    /// Every method, the JDK's too.
+    Jdk,
+}
+
+/// The package prefixes of the JDK's own classes (source form).
+const JDK_PACKAGES: [&str; 5] = ["java.", "javax.", "jdk.", "sun.", "com.sun."];
+
+/// Whether `key` is a method of the JDK's own classes.
+pub fn is_jdk(key: &MethodKey) -> bool {
+    JDK_PACKAGES.iter().any(|prefix| key.class.starts_with(prefix))
+}
+
+/// The pattern a directive matches `key` by, if `matching` allows it.
+fn match_pattern(key: &MethodKey, matching: Matching) -> Option<String> {
+    (matching == Matching::Jdk || !is_jdk(key)).then(|| pattern(key)).flatten()
+}
+
+/// The methods whose compilations can hold `edge`'s call: the code that
+/// runs it now, its caller and the callers above (`roots`).
+fn contexts(edge: &EdgeAdvice) -> impl Iterator<Item = &MethodKey> {
+    edge.compiled_in.iter().chain(std::iter::once(&edge.caller)).chain(&edge.roots)
+}
+
+/// Whether a directive can ask for `edge`: an `inline` advice whose callee
+/// has a pattern and one of whose contexts may be matched.
+fn directable(edge: &EdgeAdvice, matching: Matching) -> bool {
+    edge.action == Action::Inline
+        && pattern(&edge.callee).is_some()
+        && contexts(edge).any(|key| match_pattern(key, matching).is_some())
+}
+
+/// The first `limit` edges of `edges` a directive can ask to inline, in
+/// order (so a limit counts edges that get a directive).
+pub fn to_inline(edges: &[EdgeAdvice], limit: usize, matching: Matching) -> Vec<EdgeAdvice> {
+    edges.iter().filter(|edge| directable(edge, matching)).take(limit).cloned().collect()
+}
+
+/// The most of `edges` (in order, as [`to_inline`] takes them) whose
+/// directives number at most `room`, if one fits: N edges can need more
+/// than N directives (each group of methods that must inline the same
+/// callees is one directive).
+pub fn most_edges_within(edges: &[EdgeAdvice], room: usize, matching: Matching) -> Option<usize> {
+    let candidates = to_inline(edges, usize::MAX, matching);
+    (1..=candidates.len()).rev().find(|&count| directives(&candidates[..count], matching).len() <= room)
 }
 
 /// The directives for every `inline` advice among `edges`, in their order.
-pub fn directives(edges: &[EdgeAdvice]) -> Vec<Directive> {
+pub fn directives(edges: &[EdgeAdvice], matching: Matching) -> Vec<Directive> {
     // Each method to match, with the callees its compilations must inline.
     let mut roots: Vec<(String, Vec<String>)> = Vec::new();
-    for edge in edges.iter().filter(|edge| edge.action == Action::Inline) {
+    for edge in edges.iter().filter(|edge| directable(edge, matching)) {
         let Some(callee) = pattern(&edge.callee) else { continue };
         let callee = format!("+{callee}");
-        let named = edge.compiled_in.iter().chain(std::iter::once(&edge.caller)).chain(&edge.roots);
-        for root in named.filter_map(pattern) {
+        for root in contexts(edge).filter_map(|key| match_pattern(key, matching)) {
             match roots.iter_mut().find(|(known, _)| *known == root) {
                 Some((_, callees)) if callees.contains(&callee) => {}
                 Some((_, callees)) => callees.push(callee.clone()),
@@ -118,12 +173,12 @@ pub fn render(directives: &[Directive]) -> String {
 
 /// The classes whose code must be compiled again for the directives to
 /// take effect (in source form): the class of the code that runs each
-/// advised call now, and the caller's.
-pub fn classes_to_recompile(edges: &[EdgeAdvice]) -> Vec<String> {
+/// advised call now, and the caller's, where a directive matches them.
+pub fn classes_to_recompile(edges: &[EdgeAdvice], matching: Matching) -> Vec<String> {
     let mut classes: Vec<String> = Vec::new();
-    for edge in edges.iter().filter(|edge| edge.action == Action::Inline) {
+    for edge in edges.iter().filter(|edge| directable(edge, matching)) {
         for method in edge.compiled_in.iter().chain(std::iter::once(&edge.caller)) {
-            if pattern(method).is_some() && !classes.contains(&method.class) {
+            if match_pattern(method, matching).is_some() && !classes.contains(&method.class) {
                 classes.push(method.class.clone());
             }
         }
@@ -191,7 +246,7 @@ mod tests {
             advice(caller.clone(), None, other.clone(), Action::Inline),
             advice(caller.clone(), None, times.clone(), Action::Wait),
         ];
-        let made = directives(&edges);
+        let made = directives(&edges, Matching::Application);
         let text = render(&made);
         let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
         let times = "+p/Main$Complex.times(Lp/Main$Complex;)Lp/Main$Complex;";
@@ -202,10 +257,58 @@ mod tests {
                 {"match": ["p/Main.escape(DD)I"], "c2": {"inline": [times, "+p/Other.f()V"]}}
             ])
         );
-        assert_eq!(classes_to_recompile(&edges), vec!["p.Main".to_string()]);
+        assert_eq!(classes_to_recompile(&edges, Matching::Application), vec!["p.Main".to_string()]);
         let empty: serde_json::Value = serde_json::from_str(&render(&[])).unwrap();
         assert_eq!(empty, serde_json::json!([{"match": [NOTHING_TO_ASK], "c2": {"inline": []}}]));
-        assert_eq!(to_inline(&edges, 2).len(), 2);
-        assert!(to_inline(&edges, 10).iter().all(|edge| edge.action == Action::Inline));
+        assert_eq!(to_inline(&edges, 2, Matching::Application).len(), 2);
+        assert!(to_inline(&edges, 10, Matching::Application).iter().all(|edge| edge.action == Action::Inline));
+    }
+
+    #[test]
+    fn jdk_methods_are_matched_only_when_asked() {
+        let run = MethodKey::new("java.lang.Thread", "run", "()V");
+        let caller = MethodKey::new("p.Main", "work", "()V");
+        let callee = MethodKey::new("p.Main", "step", "()V");
+        let mut edge = advice(caller.clone(), None, callee.clone(), Action::Inline);
+        edge.roots = vec![caller.clone(), run.clone()];
+        let made = directives(std::slice::from_ref(&edge), Matching::Application);
+        assert_eq!(made.len(), 1);
+        assert_eq!(made[0].matches, vec!["p/Main.work()V".to_string()]);
+        let with_jdk = directives(std::slice::from_ref(&edge), Matching::Jdk);
+        assert_eq!(with_jdk[0].matches, vec!["p/Main.work()V".to_string(), "java/lang/Thread.run()V".to_string()]);
+        // An edge inside the JDK, under JDK roots only: no directive, and
+        // a limit does not count it.
+        let hash = MethodKey::new("java.util.HashMap", "putVal", "(ILjava/lang/Object;)V");
+        let resize = MethodKey::new("java.util.HashMap", "resize", "()[Ljava/util/HashMap$Node;");
+        let mut inside = advice(hash.clone(), None, resize, Action::Inline);
+        inside.roots = vec![hash, run];
+        let edges = vec![inside.clone(), edge.clone()];
+        assert_eq!(to_inline(&edges, 1, Matching::Application), vec![edge.clone()]);
+        assert!(directives(&[inside.clone()], Matching::Application).is_empty());
+        assert_eq!(classes_to_recompile(&[inside.clone()], Matching::Application), Vec::<String>::new());
+        assert_eq!(to_inline(&edges, 1, Matching::Jdk), vec![inside]);
+    }
+
+    #[test]
+    fn the_most_edges_within_a_room_count_directives_not_edges() {
+        // Two edges with different callees and different contexts: one
+        // directive each; a third whose context also holds the first's
+        // callee turns one group into two.
+        let a = MethodKey::new("p.A", "a", "()V");
+        let b = MethodKey::new("p.B", "b", "()V");
+        let c = MethodKey::new("p.C", "c", "()V");
+        let x = MethodKey::new("p.X", "x", "()V");
+        let y = MethodKey::new("p.Y", "y", "()V");
+        let mut first = advice(a.clone(), None, x.clone(), Action::Inline);
+        first.roots = vec![a.clone(), c.clone()];
+        let mut second = advice(b.clone(), None, y.clone(), Action::Inline);
+        second.roots = vec![b.clone(), c.clone()];
+        let edges = vec![first, second];
+        assert_eq!(directives(&edges[..1], Matching::Application).len(), 1);
+        // p.C must inline both x and y: a group of its own.
+        assert_eq!(directives(&edges, Matching::Application).len(), 3);
+        assert_eq!(most_edges_within(&edges, 3, Matching::Application), Some(2));
+        assert_eq!(most_edges_within(&edges, 2, Matching::Application), Some(1));
+        assert_eq!(most_edges_within(&edges, 0, Matching::Application), None);
     }
 }

@@ -162,17 +162,37 @@ per_jdk! {
             let directives: Value = serde_json::from_str(text).expect("directives are JSON");
             directives.as_array().is_some_and(|all| all.iter().any(|d| d["c2"]["inline"].as_array().is_some_and(|i| i.iter().any(|c| c == callee))))
         };
+        // Both answers, the default and with JDK methods matched too, in
+        // one look (the advice changes as the JIT compiles anew).
+        let mut with_jdk = String::new();
         poll_until(Instant::now() + COMPILED, || {
             let answer = client.get("/api/jit/directives").expect("directives");
             assert_eq!(answer.status, 200, "{}", answer.text());
             last = answer.text();
-            let found = names_times(&last).then_some(());
+            let jdk_answer = client.get("/api/jit/directives?match_jdk=on").expect("directives");
+            assert_eq!(jdk_answer.status, 200, "{}", jdk_answer.text());
+            with_jdk = jdk_answer.text();
+            let found = (names_times(&last) && names_times(&with_jdk)).then_some(());
             if found.is_none() {
                 std::thread::sleep(Duration::from_millis(100));
             }
             found
         })
-        .unwrap_or_else(|| panic!("no directive inlines {callee} within {COMPILED:?}: {last}\n{:#}", client.get_json("/api/jit/advice")));
+        .unwrap_or_else(|| panic!("no directive inlines {callee} within {COMPILED:?}: {last}\n{with_jdk}\n{:#}", client.get_json("/api/jit/advice")));
+        // No directive matches the JDK's own methods unless asked to.
+        let matched = |text: &str| -> Vec<String> {
+            let directives: Value = serde_json::from_str(text).expect("JSON");
+            let all = directives.as_array().into_iter().flatten().flat_map(|d| d["match"].as_array().cloned().unwrap_or_default());
+            all.filter_map(|m| m.as_str().map(str::to_string)).collect()
+        };
+        let is_jdk = |m: &String| ["java/", "javax/", "jdk/", "sun/", "com/sun/"].iter().any(|p| m.starts_with(p));
+        let jdk_matched: Vec<String> = matched(&last).into_iter().filter(is_jdk).collect();
+        assert!(jdk_matched.is_empty(), "JDK methods matched: {jdk_matched:?}\n{last}");
+        let application: Vec<String> = matched(&with_jdk).into_iter().filter(|m| !is_jdk(m)).collect();
+        assert!(!application.is_empty(), "{with_jdk}");
+        let bad = client.get("/api/jit/directives?match_jdk=maybe").expect("an answer");
+        assert_eq!(bad.status, 400, "{}", bad.text());
+        assert!(bad.text().contains("match_jdk"), "{}", bad.text());
         assert_hotspot_loads(jdk, &served, &fixture, &last);
         finish(served, &fixture);
     }

@@ -32,7 +32,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use pcct::{MethodTable, NodeId};
-use pcct_jit::directives::{directives, render, to_inline};
+use pcct_jit::directives::{directives, render, to_inline, Matching};
 use pcct_jit::live::{AdviceReport, Refused, MAX_CLASSES};
 use pcct_jit::profile::{self, EdgeContexts};
 use pcct_jit::{Advice, RecompileReport};
@@ -126,13 +126,22 @@ pub async fn advice(State(state): State<AppState>, RawQuery(query): RawQuery) ->
     state.json(Some("limit"), &answer)
 }
 
-/// `GET /api/jit/directives?limit=&min_share=`: a HotSpot compiler
-/// directives file for the `limit` hottest edges to inline (`[]` when
-/// there are none).
+/// `GET /api/jit/directives?limit=&min_share=&match_jdk=off|on`: a HotSpot
+/// compiler directives file for the `limit` hottest edges a directive can
+/// ask to inline (with none, a directive that matches nothing: HotSpot
+/// refuses an empty file). JDK methods are matched only with
+/// `match_jdk=on` (`pcct_jit::directives`, "JDK methods").
 pub async fn directives_file(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let (limit, min_share) = advice_params(query.as_deref())?;
+    let params = Params::parse(query.as_deref(), &["limit", "min_share", "match_jdk"])?;
+    let limit = params.integer("limit", 1, super::MAX_LIMIT, 20)? as usize;
+    let min_share = params.number("min_share", 0.0, 1.0, 0.01)?;
+    let matching = match params.choice("match_jdk", &["off", "on"], "off")? {
+        "on" => Matching::Jdk,
+        _ => Matching::Application,
+    };
     let answer = advice_answer(&state, super::MAX_LIMIT as usize, min_share).await?;
-    let mut response = render(&directives(&to_inline(&answer.report.advice.not_inlined, limit))).into_response();
+    let chosen = to_inline(&answer.report.advice.not_inlined, limit, matching);
+    let mut response = render(&directives(&chosen, matching)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
 }
