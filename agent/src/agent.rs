@@ -382,15 +382,16 @@ impl Agent {
         self.registry.retire(tid);
     }
 
-    /// CompiledMethodLoad (with `compiled=on`): `method`'s code at
-    /// `address`, its inline records read into `read`.
+    /// CompiledMethodLoad (with `compiled=on`): `method`'s code of
+    /// `size` bytes at `address`, its inline records read into `read`.
     pub fn code_loaded(
         &self,
         method: usize,
         address: usize,
+        size: Option<u32>,
         read: Result<pcct_jit::tree::TreeBuilder, crate::cmlr::Malformed>,
     ) {
-        crate::jit::code_loaded(&self.shared, self.jvmti, method, address, read);
+        crate::jit::code_loaded(&self.shared, self.jvmti, method, address, size, read);
     }
 
     /// CompiledMethodUnload (with `compiled=on`).

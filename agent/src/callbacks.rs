@@ -163,7 +163,7 @@ unsafe extern "C" fn on_thread_end(_jvmti: *mut jvmtiEnv, _jni: *mut JNIEnv, _th
 unsafe extern "C" fn on_compiled_method_load(
     _jvmti: *mut jvmtiEnv,
     method: jmethodID,
-    _code_size: jint,
+    code_size: jint,
     code_addr: *const c_void,
     _map_length: jint,
     _map: *const jvmtiAddrLocationMap,
@@ -176,7 +176,7 @@ unsafe extern "C" fn on_compiled_method_load(
         // SAFETY: `compile_info` is what the VM passed to this callback,
         // read before it returns.
         let read = unsafe { crate::cmlr::read_inline_record(compile_info, &mut tree) }.map(|_| tree);
-        agent.code_loaded(method as usize, code_addr as usize, read);
+        agent.code_loaded(method as usize, code_addr as usize, u32::try_from(code_size).ok(), read);
     })
 }
 

@@ -10,12 +10,15 @@
 //!   JVMTI (while the code, and so their classes, are alive: an id is never
 //!   named after its class could be unloaded), and the code enters the
 //!   table. The table's lock is held only to look names up and to insert;
-//!   JVMTI calls run outside it.
-//! - **CompiledMethodUnload**: the code leaves the table.
+//!   JVMTI calls run outside it. A kept code is a `compiled` event
+//!   (`pcct_jit::events`).
+//! - **CompiledMethodUnload**: the code leaves the table (`unloaded`).
 //! - **The JIT thread** (`pcct-jit`, a JVMTI agent thread): enables the
 //!   events, asks HotSpot to generate those of code compiled before
-//!   (`GenerateEvents`), then waits for work: starting a full table over
-//!   (at most once a minute), and recompile requests (`POST
+//!   (`GenerateEvents`), then waits for work: a look, four times a second,
+//!   at what each method enters ([`EntryLooks`]: code made not entrant or
+//!   replaced leaves the table), starting a full table over (at most once
+//!   a minute), and recompile requests (`POST
 //!   /api/jit/recompile`), served by retransforming the named classes, which
 //!   makes HotSpot deoptimise their code and the code that inlined their
 //!   methods; hot methods are then compiled again, under the compiler
@@ -29,6 +32,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use pcct_jit::events::JitEventKind;
 use pcct_jit::live::{RecompileReport, Work};
 use pcct_jit::table::{CodeFacts, Loaded, MethodFacts, MethodKey};
 use pcct_jit::tree::TreeBuilder;
@@ -130,9 +134,16 @@ fn add_retransform(jvmti: Jvmti, jit: &pcct_jit::Jit) -> Result<(), String> {
 /// an event for every piece of code: not more often under churn).
 const RESTART_EVERY: Duration = Duration::from_secs(60);
 
-/// CompiledMethodLoad of `method`'s code at `address`, its inline records
-/// read into `read` (or why they could not be).
-pub fn code_loaded(shared: &Shared, jvmti: Jvmti, method: usize, address: usize, read: Result<TreeBuilder, Malformed>) {
+/// CompiledMethodLoad of `method`'s code of `size` bytes at `address`, its
+/// inline records read into `read` (or why they could not be).
+pub fn code_loaded(
+    shared: &Shared,
+    jvmti: Jvmti,
+    method: usize,
+    address: usize,
+    size: Option<u32>,
+    read: Result<TreeBuilder, Malformed>,
+) {
     let counters = &shared.counters;
     Counters::add(&counters.methods_compiled, 1);
     let Ok(tree) = read else {
@@ -146,6 +157,8 @@ pub fn code_loaded(shared: &Shared, jvmti: Jvmti, method: usize, address: usize,
         level: nmethod.level,
         osr_bci: nmethod.osr_bci,
         compile_id: nmethod.compile_id,
+        nmethod: (nmethod.nmethod != 0).then_some(nmethod.nmethod as u64),
+        code_size: size,
     };
     let ids = tree.methods();
     let mut names = Vec::new();
@@ -159,9 +172,20 @@ pub fn code_loaded(shared: &Shared, jvmti: Jvmti, method: usize, address: usize,
             break;
         }
     }
-    let loaded = shared.jit.table.lock().load(facts, tree, names, now_ns());
+    let now = now_ns();
+    let (loaded, kept) = {
+        let mut table = shared.jit.table.lock();
+        let loaded = table.load(facts, tree, names, now);
+        let kept = table.code_at(address as u64).map(|(facts, key)| (facts, key.clone()));
+        (loaded, kept)
+    };
     match loaded {
-        Loaded::New | Loaded::Replaced => Counters::add(&counters.inline_records_kept, 1),
+        Loaded::New | Loaded::Replaced => {
+            Counters::add(&counters.inline_records_kept, 1);
+            if let Some((facts, key)) = kept {
+                shared.jit.events.lock().push(now, JitEventKind::Compiled, &key, &facts);
+            }
+        }
         Loaded::Older | Loaded::Duplicate => Counters::add(&counters.inline_records_repeated, 1),
         Loaded::Full => {
             Counters::add(&counters.inline_records_refused, 1);
@@ -180,7 +204,71 @@ fn method_facts(jvmti: Jvmti, id: u64) -> Option<MethodFacts> {
 /// CompiledMethodUnload of `method`'s code at `address`.
 pub fn code_unloaded(shared: &Shared, method: usize, address: usize) {
     Counters::add(&shared.counters.code_unloaded, 1);
-    shared.jit.table.lock().unload(address as u64, method as u64, now_ns());
+    let now = now_ns();
+    let left = shared.jit.table.lock().leave(address as u64, method as u64, now);
+    if let Some((facts, key)) = left {
+        shared.jit.events.lock().push(now, JitEventKind::Unloaded, &key, &facts);
+    }
+}
+
+/// How often the JIT thread compares the table's code with what each
+/// method enters (`pcct_jit::events`): an event within a second of the
+/// change, since a code must differ at two looks in a row.
+const ENTRY_LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// Codes a look found no longer entered; gone from the table, with their
+/// events, when the next look finds the same. Only the JIT thread uses it.
+#[derive(Default)]
+struct EntryLooks {
+    last: Option<Instant>,
+    suspects: HashSet<u64>,
+}
+
+impl EntryLooks {
+    /// Compares every current normal-entry code of the table with what its
+    /// method enters (`Method::_code`, read fault-safe), once per
+    /// [`ENTRY_LOOK_EVERY`]. A code that differs at two looks in a row
+    /// leaves the table, with a `not_entrant` event (the method enters no
+    /// code) or a `replaced` one (it enters other code). Two looks, since a
+    /// load event is posted after its code is installed and a method's
+    /// code can change between the two; a change HotSpot made stays.
+    fn look(&mut self, shared: &Shared, now: Instant) {
+        if self.last.is_some_and(|at| now.duration_since(at) < ENTRY_LOOK_EVERY) {
+            return;
+        }
+        self.last = Some(now);
+        let Some(vm) = hotspot::vm().filter(|vm| vm.layout.method.code.is_some()) else { return };
+        let entries = shared.jit.table.lock().entries();
+        let mut changed = Vec::new();
+        let mut suspects = HashSet::new();
+        for facts in entries {
+            let Some(entered) = code::entered_code(&VmMemory, &vm.layout, facts.method as usize) else { continue };
+            if Some(entered as u64) == facts.nmethod {
+                continue;
+            }
+            if self.suspects.contains(&facts.address) {
+                let kind = if entered == 0 { JitEventKind::NotEntrant } else { JitEventKind::Replaced };
+                changed.push((facts, kind));
+            } else {
+                suspects.insert(facts.address);
+            }
+        }
+        self.suspects = suspects;
+        if changed.is_empty() {
+            return;
+        }
+        let at = now_ns();
+        let left: Vec<_> = {
+            let mut table = shared.jit.table.lock();
+            let mut leave =
+                |(facts, kind): (CodeFacts, JitEventKind)| Some((table.leave(facts.address, facts.method, at)?, kind));
+            changed.into_iter().filter_map(&mut leave).collect()
+        };
+        let mut events = shared.jit.events.lock();
+        for ((facts, key), kind) in left {
+            events.push(at, kind, &key, &facts);
+        }
+    }
 }
 
 /// HotSpot's inlining thresholds, from its flag table.
@@ -216,6 +304,7 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
     });
     jit.set_serving(recompile);
     let mut restarts = Restarts::default();
+    let mut looks = EntryLooks::default();
     let mut capability: Option<Result<(), String>> = None;
     while !stopping() {
         match jit.next_work(Duration::from_millis(100)) {
@@ -227,6 +316,7 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
             }
             Work::Idle => {}
         }
+        looks.look(shared, Instant::now());
         if restarts.due(Instant::now()) {
             jit.table.lock().restart();
             let state = fill(shared, jvmti);

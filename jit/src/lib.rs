@@ -14,6 +14,8 @@
 //!   with the table;
 //! - [`advice`]: hot edges not inlined, ranked, with what to do and why;
 //! - [`directives`]: HotSpot compiler directives that ask C2 to inline them;
+//! - [`events`]: what the JIT did to the code the table follows (compiled,
+//!   not entrant, replaced, unloaded), a bounded ring;
 //! - [`live`]: the table behind its lock, shared by the agent (which fills
 //!   it from JVMTI), the HTTP server and the dump, with the queue of
 //!   recompilation requests.
@@ -26,6 +28,7 @@
 pub mod advice;
 pub mod context;
 pub mod directives;
+pub mod events;
 pub mod live;
 pub mod profile;
 pub mod table;

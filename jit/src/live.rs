@@ -16,6 +16,7 @@ use parking_lot::{Condvar, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::advice::{Advice, InlineFlags};
+use crate::events::JitEvents;
 use crate::table::{InlineTable, Limits, TableStats};
 
 /// How the agent set the inline records up (for /api/status).
@@ -105,6 +106,8 @@ pub enum Work {
 /// See the module documentation.
 pub struct Jit {
     pub table: Mutex<InlineTable>,
+    /// What happened to the table's code (taken after `table` when both).
+    pub events: Mutex<JitEvents>,
     /// The table's stats when [`Jit::summary`] last found it free.
     last_stats: Mutex<TableStats>,
     setup: Mutex<Setup>,
@@ -126,6 +129,7 @@ impl Jit {
     pub fn new(limits: Limits) -> Jit {
         Jit {
             table: Mutex::new(InlineTable::new(limits)),
+            events: Mutex::new(JitEvents::default()),
             last_stats: Mutex::new(TableStats::default()),
             setup: Mutex::new(Setup { state: "off".to_string(), recompile: "off".to_string(), ..Setup::default() }),
             queue: Mutex::new(VecDeque::new()),

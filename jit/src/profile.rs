@@ -263,7 +263,14 @@ mod tests {
         osr.add_chain(&[(4, 0), (2, 4), (1, 2)]).unwrap();
         osr.add_chain(&[(2, 3), (1, 2)]).unwrap();
         osr.add_chain(&[(2, 9), (1, 2)]).unwrap();
-        let facts = CodeFacts { address: 1, method: 1, level: Some(4), osr_bci: Some(0), compile_id: Some(1) };
+        let facts = CodeFacts {
+            address: 1,
+            method: 1,
+            level: Some(4),
+            osr_bci: Some(0),
+            compile_id: Some(1),
+            ..CodeFacts::default()
+        };
         table.load(facts, osr, names, 0);
         table.mark_complete();
         (tree, methods, table)

@@ -75,7 +75,7 @@ pub struct MethodFacts {
 }
 
 /// What a CompiledMethodLoad event says of the code, besides its tree.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CodeFacts {
     /// Where the code is (what CompiledMethodUnload names).
     pub address: u64,
@@ -87,6 +87,11 @@ pub struct CodeFacts {
     pub osr_bci: Option<i32>,
     /// HotSpot's compile id (grows with every compilation), when readable.
     pub compile_id: Option<u32>,
+    /// The address of the code's nmethod (what `Method::_code` holds while
+    /// the method enters it), when found.
+    pub nmethod: Option<u64>,
+    /// Bytes of instructions.
+    pub code_size: Option<u32>,
 }
 
 /// Bounds of the table's memory.
@@ -406,14 +411,34 @@ impl InlineTable {
     /// gone. Returns whether the table held it (it may have been replaced
     /// by newer code already).
     pub fn unload(&mut self, address: u64, method: u64, now_ns: u64) -> bool {
-        if self.codes.get(&address).is_none_or(|code| code.facts.method != method) {
-            return false;
-        }
-        let code = self.remove(address).expect("present");
+        self.leave(address, method, now_ns).is_some()
+    }
+
+    /// The code of VM method `method` at `address` is no longer entered
+    /// (made not entrant, or replaced by code whose load event is still to
+    /// come) or is gone: the table forgets it, as it forgets replaced
+    /// code. Returns what it was, if the table held it.
+    pub fn leave(&mut self, address: u64, method: u64, now_ns: u64) -> Option<(CodeFacts, MethodKey)> {
+        let root = self.codes.get(&address).filter(|code| code.facts.method == method)?.root;
+        let key = self.key(root).clone();
+        let code = self.remove(address)?;
         if let Some(current) = self.current.get_mut(&code.root) {
             current.changed_ns = now_ns;
         }
-        true
+        Some((code.facts, key))
+    }
+
+    /// The code at `address` and its method's key, if the table holds it.
+    pub fn code_at(&self, address: u64) -> Option<(CodeFacts, &MethodKey)> {
+        let code = self.codes.get(&address)?;
+        Some((code.facts, self.key(code.root)))
+    }
+
+    /// The normal-entry codes whose nmethod is known: those the agent
+    /// checks against what their method enters (`crate::events`).
+    pub fn entries(&self) -> Vec<CodeFacts> {
+        let entered = |code: &&Code| code.facts.osr_bci.is_none() && code.facts.nmethod.is_some();
+        self.codes.values().filter(entered).map(|code| code.facts).collect()
     }
 
     /// Forgets everything (to be filled again); incomplete until
@@ -517,7 +542,14 @@ pub(crate) mod tests {
     }
 
     pub fn facts(address: u64, method: u64, compile_id: u32) -> CodeFacts {
-        CodeFacts { address, method, level: Some(4), osr_bci: None, compile_id: Some(compile_id) }
+        CodeFacts {
+            address,
+            method,
+            level: Some(4),
+            osr_bci: None,
+            compile_id: Some(compile_id),
+            ..CodeFacts::default()
+        }
     }
 
     /// Code of `root` inlining each of `callees` at bci = callee id.
@@ -585,6 +617,25 @@ pub(crate) mod tests {
         table.restart();
         assert_eq!(table.stats(), TableStats { restarts: 1, ..TableStats::default() });
         assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[4]), Loaded::New);
+    }
+
+    #[test]
+    fn code_no_longer_entered_leaves_with_its_facts_and_name() {
+        let mut table = InlineTable::new(Limits::default());
+        let entered = CodeFacts { nmethod: Some(0x900), code_size: Some(64), ..facts(0x1000, 1, 10) };
+        assert_eq!(load(&mut table, entered, &[2]), Loaded::New);
+        let osr = CodeFacts { osr_bci: Some(3), nmethod: Some(0xa00), ..facts(0x2000, 1, 11) };
+        assert_eq!(load(&mut table, osr, &[]), Loaded::New);
+        assert_eq!(load(&mut table, facts(0x3000, 4, 12), &[]), Loaded::New);
+        assert_eq!(table.entries(), vec![entered], "normal entries with a known nmethod only");
+        assert_eq!(table.code_at(0x1000).map(|(f, k)| (f, k.clone())), Some((entered, key("m1"))));
+        assert_eq!(table.leave(0x1000, 99, 5), None, "another method's");
+        assert_eq!(table.leave(0x1000, 1, 5), Some((entered, key("m1"))));
+        assert_eq!(table.leave(0x1000, 1, 6), None, "gone");
+        let m1 = table.method(&key("m1")).unwrap();
+        assert_eq!(table.current(m1).map(|code| code.facts.address).collect::<Vec<_>>(), vec![0x2000]);
+        assert_eq!(table.changed_ns(m1), Some(5));
+        assert!(!table.unload(0x1000, 1, 7), "an unload after it finds nothing");
     }
 
     /// A refusal for tree bytes leaves every bound short of its cap: the

@@ -372,7 +372,35 @@ pub const ROUTES: &[Route] = &[
         path: "/api/jit/directives",
         summary: "A HotSpot compiler directives file that inlines the advised calls",
         access: Access::Read,
-        params: &JIT_PARAMS,
+        params: &[
+            JIT_PARAMS[0],
+            JIT_PARAMS[1],
+            Param {
+                name: "match_jdk",
+                kind: Kind::Choice { values: &["off", "on"], default: "off" },
+                doc: "whether directives may match the JDK's own methods (java., javax., jdk., sun., com.sun.)",
+            },
+        ],
+        body: None,
+        answers: JSON,
+    },
+    Route {
+        method: "get",
+        path: "/api/jit/events",
+        summary: "What the JIT did to the compiled code as it happened: compiled, not entrant, replaced, unloaded",
+        access: Access::Read,
+        params: &[
+            Param {
+                name: "since",
+                kind: Kind::Integer { min: 0, max: u64::MAX, default: 0 },
+                doc: "the first event number to give (an answer's `next` asks for what came after it)",
+            },
+            Param {
+                name: "limit",
+                kind: Kind::Integer { min: 1, max: 4096, default: 1000 },
+                doc: "most events in the answer",
+            },
+        ],
         body: None,
         answers: JSON,
     },

@@ -33,7 +33,14 @@ fn load_main_inlining_compute(fixture: &Fixture) {
     tree.add_chain(&[(COMPUTE_ID, COMPUTE_TO_HASH_BCI), (MAIN_ID, MAIN_TO_COMPUTE_BCI)]).unwrap();
     tree.add_chain(&[(MAIN_ID, 2)]).unwrap();
     let names = vec![(MAIN_ID, facts("main")), (COMPUTE_ID, facts("compute")), (HASH_ID, facts("hash"))];
-    let code = CodeFacts { address: 0x1000, method: MAIN_ID, level: Some(4), osr_bci: Some(2), compile_id: Some(7) };
+    let code = CodeFacts {
+        address: 0x1000,
+        method: MAIN_ID,
+        level: Some(4),
+        osr_bci: Some(2),
+        compile_id: Some(7),
+        ..CodeFacts::default()
+    };
     let mut table = fixture.shared.jit.table.lock();
     table.load(code, tree, names, 0);
     table.mark_complete();

@@ -154,6 +154,20 @@ pub struct NmethodFacts {
     /// The loop bci of on-stack-replacement code (none for the normal entry).
     pub osr_bci: Option<i32>,
     pub compile_id: Option<u32>,
+    /// The nmethod's own address (what `Method::_code` holds).
+    pub nmethod: usize,
+}
+
+/// The nmethod the method of jmethodID `id` enters now (`Method::_code`):
+/// 0 when it enters none (its code was made not entrant, or it has not
+/// been compiled); `None` when the id or the method cannot be read (a
+/// class unloaded), or the VM does not describe the field. Reads through
+/// `memory`, so a stale id reads as `None` or as some other value, never
+/// as a crash.
+pub fn entered_code(memory: &impl Memory, layout: &Layout, id: usize) -> Option<usize> {
+    let offset = layout.method.code?;
+    let method = memory.word(id).filter(|&method| method != 0)?;
+    memory.word(method.wrapping_add(offset))
 }
 
 /// The facts of the nmethod that holds code address `code` (as a
@@ -169,6 +183,7 @@ pub fn nmethod_facts(memory: &impl Memory, layout: &Layout, code: usize) -> Opti
         level: level.and_then(|level| u8::try_from(level).ok()).filter(|&level| level <= 4),
         osr_bci: layout.blob.entry_bci.and_then(|offset| memory.i32(at(offset))).filter(|&bci| bci >= 0),
         compile_id: compile_id(memory, layout, &blob),
+        nmethod: blob.address,
     })
 }
 

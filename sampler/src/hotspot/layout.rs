@@ -106,6 +106,9 @@ pub struct MethodLayout {
     pub const_method_size: usize,
     pub pool_holder: usize,
     pub jmethod_ids: usize,
+    /// `Method::_code`: the nmethod the method enters now (null when none),
+    /// if the VM describes it (`pcct_jit::events`: code made not entrant).
+    pub code: Option<usize>,
 }
 
 /// Offsets in `JavaThread` and the structures it points to.
@@ -344,6 +347,7 @@ fn method_layout(tables: &VmStructs) -> Result<MethodLayout, Missing> {
             tables.offset("InstanceKlass", "_methods_jmethod_ids"),
             "InstanceKlass::_methods_jmethod_ids",
         )?,
+        code: tables.offset("Method", "_code"),
     })
 }
 

@@ -68,6 +68,7 @@ fn layout() -> Layout {
             const_method_size: 48,
             pool_holder: 24,
             jmethod_ids: 32,
+            code: Some(40),
         },
         thread: ThreadLayout {
             anchor: 0x100,
@@ -359,7 +360,7 @@ fn an_nmethod_tells_its_level_entry_and_compile_id_from_any_code_address() {
         vm.memory.put_u32(NM + 96, 4);
         vm.memory.put_u32(NM + 100, u32::MAX); // InvocationEntryBci: the normal entry
         let facts = code::nmethod_facts(&vm.memory, &vm.layout, NM_CODE + 0x10).expect("an nmethod");
-        assert_eq!(facts, code::NmethodFacts { level: Some(4), osr_bci: None, compile_id });
+        assert_eq!(facts, code::NmethodFacts { level: Some(4), osr_bci: None, compile_id, nmethod: NM });
         vm.memory.put_u32(NM + 100, 17);
         vm.layout.blob.comp_level = Some((96, 1));
         vm.memory.put_u32(NM + 96, 3);
@@ -367,6 +368,21 @@ fn an_nmethod_tells_its_level_entry_and_compile_id_from_any_code_address() {
         assert_eq!((facts.level, facts.osr_bci), (Some(3), Some(17)));
         assert_eq!(code::nmethod_facts(&vm.memory, &vm.layout, CALL_STUB_RETURN), None, "a stub is no nmethod");
     }
+}
+
+#[test]
+fn a_method_tells_the_nmethod_it_enters() {
+    let mut vm = build();
+    let m = METHOD_C;
+    put_word(&mut vm.memory, m + 40, NM);
+    assert_eq!(code::entered_code(&vm.memory, &vm.layout, id(m)), Some(NM));
+    put_word(&mut vm.memory, m + 40, 0);
+    assert_eq!(code::entered_code(&vm.memory, &vm.layout, id(m)), Some(0), "made not entrant");
+    assert_eq!(code::entered_code(&vm.memory, &vm.layout, 0x10), None, "an unreadable id");
+    put_word(&mut vm.memory, id(m), 0);
+    assert_eq!(code::entered_code(&vm.memory, &vm.layout, id(m)), None, "a cleared id (class unloaded)");
+    vm.layout.method.code = None;
+    assert_eq!(code::entered_code(&vm.memory, &vm.layout, id(m)), None, "a VM that does not say");
 }
 
 #[test]

@@ -1,7 +1,8 @@
-//! `/api/jit/advice`, `/api/jit/directives` and `POST /api/jit/recompile`:
-//! the hot edges joined with what HotSpot compiled and inlined (the inline
-//! table, `pcct_jit`), advice as compiler directives, and recompiling
-//! classes so that new directives take effect.
+//! `/api/jit/advice`, `/api/jit/directives`, `/api/jit/events` and `POST
+//! /api/jit/recompile`: the hot edges joined with what HotSpot compiled and
+//! inlined (the inline table, `pcct_jit`), advice as compiler directives,
+//! what the JIT did to the code as it happened, and recompiling classes so
+//! that new directives take effect.
 //!
 //! The advice is one heavy job (`crate::heavy`: a permit first, given up
 //! when the client goes away): the hot edges and their calling contexts
@@ -144,6 +145,23 @@ pub async fn directives_file(State(state): State<AppState>, RawQuery(query): Raw
     let mut response = render(&directives(&chosen, matching)).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
+}
+
+/// Events a page of `/api/jit/events` holds by default.
+const EVENTS_PAGE: u64 = 1000;
+
+/// `GET /api/jit/events?since=0..(0)&limit=1..4096 (1000)`: what the JIT did
+/// to the code the inline table follows (compiled, not entrant, replaced,
+/// unloaded; `pcct_jit::events`), from event number `since` on, with the
+/// number to ask from next and how many were dropped. Copies at most one
+/// page under the ring's lock (which only JVMTI callbacks and the JIT
+/// thread take, for a push).
+pub async fn events(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
+    let params = Params::parse(query.as_deref(), &["since", "limit"])?;
+    let since = params.integer("since", 0, u64::MAX, 0)?;
+    let limit = params.integer("limit", 1, pcct_jit::events::CAPACITY as u64, EVENTS_PAGE)? as usize;
+    let page = state.shared.jit.events.lock().since(since, limit);
+    state.json(Some("limit"), &page)
 }
 
 /// Longest request id a recompile request may give.
