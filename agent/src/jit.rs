@@ -316,8 +316,9 @@ pub fn serve(shared: &Shared, jvmti: Jvmti, jni: Jni, recompile: bool, stopping:
             }
             Work::Idle => {}
         }
-        looks.look(shared, Instant::now());
-        if restarts.due(Instant::now()) {
+        let now = Instant::now();
+        looks.look(shared, now);
+        if restarts.due(now) {
             jit.table.lock().restart();
             let state = fill(shared, jvmti);
             jit.set_setup(|setup| setup.state = state);

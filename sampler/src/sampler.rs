@@ -44,8 +44,8 @@
 //! thread found inside its handler: the samples queued in its slot before
 //! the one it writes are drained when it is done (a thread switched out
 //! in its handler on a loaded machine would hold them to the next batch,
-//! [`Sampler::collect_after_handlers`]). A rung bell wakes it at most once per interval. The
-//! pool is made when the first timer opens, since a batch queues samples
+//! [`Sampler::collect_after_handlers`]). A rung bell wakes it at most once
+//! per interval. The pool is made when the first timer opens, since a batch queues samples
 //! behind each slot's two regions; a walk into a pool region reuses the
 //! thread's previous walk (`handler::capture`). The samples of a batch
 //! are drained in order, thread by thread, and weighed as any queued

@@ -397,7 +397,11 @@ pub const ROUTES: &[Route] = &[
             },
             Param {
                 name: "limit",
-                kind: Kind::Integer { min: 1, max: 4096, default: 1000 },
+                kind: Kind::Integer {
+                    min: 1,
+                    max: pcct_jit::events::CAPACITY as u64,
+                    default: crate::routes::jit::EVENTS_PAGE,
+                },
                 doc: "most events in the answer",
             },
         ],

@@ -86,8 +86,7 @@ fn hot_edge_contexts(state: &AppState, cancel: &Cancel) -> Option<Copied> {
 }
 
 /// `limit` (1..1000, 20) and `min_share` (0..1, 0.01) of the advice routes.
-fn advice_params(query: Option<&str>) -> Result<(usize, f64), ApiError> {
-    let params = Params::parse(query, &["limit", "min_share"])?;
+fn advice_params(params: &Params) -> Result<(usize, f64), ApiError> {
     let limit = params.integer("limit", 1, super::MAX_LIMIT, 20)? as usize;
     let min_share = params.number("min_share", 0.0, 1.0, 0.01)?;
     Ok((limit, min_share))
@@ -122,7 +121,7 @@ async fn advice_answer(state: &AppState, limit: usize, min_share: f64) -> Result
 
 /// `GET /api/jit/advice?limit=1..1000 (20)&min_share=0..1 (0.01)`
 pub async fn advice(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let (limit, min_share) = advice_params(query.as_deref())?;
+    let (limit, min_share) = advice_params(&Params::parse(query.as_deref(), &["limit", "min_share"])?)?;
     let answer = advice_answer(&state, limit, min_share).await?;
     state.json(Some("limit"), &answer)
 }
@@ -134,8 +133,7 @@ pub async fn advice(State(state): State<AppState>, RawQuery(query): RawQuery) ->
 /// `match_jdk=on` (`pcct_jit::directives`, "JDK methods").
 pub async fn directives_file(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["limit", "min_share", "match_jdk"])?;
-    let limit = params.integer("limit", 1, super::MAX_LIMIT, 20)? as usize;
-    let min_share = params.number("min_share", 0.0, 1.0, 0.01)?;
+    let (limit, min_share) = advice_params(&params)?;
     let matching = match params.choice("match_jdk", &["off", "on"], "off")? {
         "on" => Matching::Jdk,
         _ => Matching::Application,
@@ -148,7 +146,7 @@ pub async fn directives_file(State(state): State<AppState>, RawQuery(query): Raw
 }
 
 /// Events a page of `/api/jit/events` holds by default.
-const EVENTS_PAGE: u64 = 1000;
+pub const EVENTS_PAGE: u64 = 1000;
 
 /// `GET /api/jit/events?since=0..(0)&limit=1..4096 (1000)`: what the JIT did
 /// to the code the inline table follows (compiled, not entrant, replaced,
