@@ -4,9 +4,9 @@
 //! never fires; with `timer=sampler` the CPU-clock prefilter skips it: idle
 //! skips); in wall mode every sleeper is sampled. Sleeper i sleeps under
 //! i frames of Sleepers.descend, so each sleeper is a context of its own
-//! and each is checked: at most one sample in cpu mode; in wall mode its
-//! samples, and wall time between half of the busy thread's seconds and the
-//! JVM's whole life.
+//! and each is checked: in cpu mode, no sample worth less than 100 µs of
+//! CPU; in wall mode, its samples, and wall time between half of the busy
+//! thread's seconds and the JVM's whole life.
 
 use std::time::Duration;
 
@@ -39,13 +39,20 @@ fn check_cpu_mode(jdk: &Jdk, options: &str) -> pcct_tests::summary::Summary {
     // Before that, between the sampler's first sight of the new thread
     // and its sleep, it may use enough CPU (10 % of an interval, 100 µs,
     // for the sampler's signal; an interval for its timer) to be sampled
-    // once, and that sample must carry that CPU. So: at most one sample per
-    // sleeper over ~2000 ticks, each worth at least 100 µs; a sampler that
+    // once, and that sample must carry that CPU. A sleeper that uses more
+    // (JDK 25 in CI: 306 µs, a lambda's first call and the descent) may
+    // rightly be signalled again while it runs, each sample again worth
+    // 100 µs. So: each sleeper's samples worth at least 100 µs each, and at
+    // most two per sleeper in all over ~2000 ticks; a sampler that
     // signalled sleeping threads would record thousands, worth nothing.
     let context = format!("JDK {} ({options}):\n{}{}", jdk.major, profile.describe(&sleeper_nodes), summary.line);
-    assert!(recorded.samples <= SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
+    assert!(recorded.samples <= 2 * SLEEPERS, "sleepers were sampled while asleep in cpu mode:\n{context}");
     for node in &sleeper_nodes {
-        assert!(node.cum.samples <= 1, "a sleeper sampled while asleep in cpu mode:\n{context}");
+        let (samples, cpu_ns) = (node.cum.samples, node.cum.cpu_ns);
+        assert!(
+            samples <= 1 || cpu_ns >= samples * 100_000,
+            "a sleeper sampled while asleep in cpu mode: {samples} samples, {cpu_ns} ns of CPU:\n{context}"
+        );
     }
     assert!(
         recorded.cpu_ns >= recorded.samples * 100_000,
