@@ -169,6 +169,8 @@ pub unsafe fn setup(vm: *mut JavaVM, options: &str, arrival: Arrival) -> Result<
         let mut vm = agent.shared.vm.lock();
         vm.debug_info = debug_info;
         vm.events = reported.describe();
+        // The sampler says how they started when they are asked for.
+        vm.native = if agent.options.native { "starting" } else { "off (native=off)" }.to_string();
     }
     agent.shared.jit.set_setup(|setup| {
         (setup.state, setup.recompile) = jit.describe();

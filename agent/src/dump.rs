@@ -96,7 +96,7 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
             let vm = shared.vm.lock().clone();
             extra.insert(
                 "vm".to_string(),
-                serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid}),
+                serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid, "native": vm.native}),
             );
             extra.insert("jit_advice".to_string(), jit.unwrap_or_default());
             let collection = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));

@@ -129,6 +129,8 @@ pub struct Options {
     /// `threads`: `java` (only Java threads are sampled) or `all` (also
     /// HotSpot's own threads, pcct's and native ones, each under its kind).
     pub all_threads: bool,
+    /// `native`: samples carry native frames (`on`/`off`).
+    pub native: bool,
 }
 
 /// Who may ask for recompilation (the `recompile` option).
@@ -229,6 +231,7 @@ impl Default for Options {
             locks: true,
             live: Some(DEFAULT_LIVE),
             all_threads: false,
+            native: false,
         }
     }
 }
@@ -485,7 +488,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "which threads are sampled: `java`, the threads that run Java code; `all`, also HotSpot's own (garbage \
                   collectors, JIT compilers, the VM thread, ...), pcct's and native ones, found in `/proc/self/task` \
                   every half second, each under a root naming its kind (`[GC]`, `[C2 CompilerThread]`, `[VM Thread]`, \
-                  `[JVM]`, `[pcct]`, `[native]`) and its family (`[G1 Refine]`); their samples walk nothing",
+                  `[JVM]`, `[pcct]`, `[native]`) and its family (`[G1 Refine]`), with their native frames below \
+                  when `native=on` (else nothing below)",
         apply: |o, v| {
             set(
                 &mut o.all_threads,
@@ -497,6 +501,17 @@ pub const OPTIONS: &[OptionSpec] = &[
             )
         },
         show: |o| ("threads", if o.all_threads { "all" } else { "java" }.into()),
+    },
+    OptionSpec {
+        key: "native",
+        default: "off",
+        allowed: "on or off",
+        meaning: "samples carry native frames: below a Java thread's last Java frame (libjvm, libc, JNI libraries: a \
+                  function as a method of its library, `libz.so.1` `deflate`), and the whole stacks of the threads that \
+                  run no Java code (`threads=all`), unwound from the signal's registers through each library's unwind \
+                  tables or frame pointers, named from its ELF symbols",
+        apply: |o, v| set(&mut o.native, parse_switch(v)),
+        show: |o| ("native", o.native.into()),
     },
     OptionSpec {
         key: "batch",
@@ -984,6 +999,7 @@ impl Options {
             event_capacity: if self.alloc_interval.is_some() || self.locks { EVENT_QUEUE } else { 0 },
             live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
             all_threads: self.all_threads,
+            native: self.native,
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct MethodId(pub u32);
 
-/// Whether a method is real code, a bracketed stand-in, or a class: an
+/// Whether a method is Java code, native code (a function of a library,
+/// [`MethodTable::intern_native`]), a bracketed stand-in, or a class: an
 /// event's leaf (the allocated type, the monitor's class; see
 /// [`MethodTable::intern_type`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,6 +25,7 @@ pub enum MethodKind {
     Java,
     Pseudo,
     Type,
+    Native,
 }
 
 /// One entry of a line number table: bytecodes from `start_bci` on belong to `line`.
@@ -36,9 +38,12 @@ pub struct LineEntry {
 /// What is known about an interned method.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodInfo {
-    /// Declaring class in source form (`java.util.HashMap`); empty for pseudo-methods.
+    /// Declaring class in source form (`java.util.HashMap`), the library of
+    /// a native function (`libz.so.1`); empty for pseudo-methods.
     pub class: Arc<str>,
-    /// Method name (`get`), or the bracketed pseudo name (`[gc_active]`).
+    /// Method name (`get`), a native function's (`deflate`; its library's
+    /// file name where the library has no symbol for it), or the bracketed
+    /// pseudo name (`[gc_active]`).
     pub name: Arc<str>,
     /// JVM descriptor (`(Ljava/lang/Object;)Ljava/lang/Object;`); empty when unknown.
     pub signature: Arc<str>,
@@ -51,9 +56,11 @@ pub struct MethodInfo {
 }
 
 impl MethodInfo {
-    /// `class.name` for Java methods, the bracketed name for pseudo-methods.
+    /// `class.name` for Java methods, the function for native ones (as
+    /// async-profiler and perf show them), the bracketed name for
+    /// pseudo-methods.
     pub fn display_name(&self) -> String {
-        if self.class.is_empty() {
+        if self.class.is_empty() || self.kind == MethodKind::Native {
             self.name.to_string()
         } else {
             format!("{}.{}", self.class, self.name)
@@ -121,6 +128,9 @@ type MethodKey = (Arc<str>, Arc<str>, Arc<str>);
 /// The key signature of a type entry ([`MethodTable::intern_type`]).
 const TYPE_SIGNATURE: &str = "<type>";
 
+/// The key signature of a native function ([`MethodTable::intern_native`]).
+const NATIVE_SIGNATURE: &str = "<native>";
+
 /// Interns methods by (class, name, signature) and pseudo-methods by name.
 #[derive(Clone, Debug)]
 pub struct MethodTable {
@@ -168,6 +178,16 @@ impl MethodTable {
         let id = self.intern_key(Arc::from(""), name, TYPE_SIGNATURE, MethodKind::Type);
         debug_assert_eq!(self.get(id).kind, MethodKind::Type);
         id
+    }
+
+    /// Interns a native function: `function` of `library` (the file name,
+    /// `libz.so.1`); a code address without a symbol is interned with the
+    /// library's name as its function, as async-profiler shows it. A native
+    /// function and a Java method never share an entry: the library is kept
+    /// as the class with the signature `<native>`, which no method has.
+    pub fn intern_native(&mut self, library: &str, function: &str) -> MethodId {
+        let library = self.class_name(library);
+        self.intern_key(library, function, NATIVE_SIGNATURE, MethodKind::Native)
     }
 
     fn class_name(&mut self, class: &str) -> Arc<str> {
@@ -232,7 +252,7 @@ impl MethodTable {
         self.methods.is_empty()
     }
 
-    /// Number of Java (non-pseudo) methods.
+    /// Number of Java methods (not native functions, pseudo-methods or types).
     pub fn java_methods(&self) -> usize {
         self.methods.iter().filter(|info| info.kind == MethodKind::Java).count()
     }
@@ -295,5 +315,19 @@ mod tests {
         assert_eq!(table.get(inner).source_path().as_deref(), Some("java/util/HashMap.java"));
         assert_eq!(table.get(bare).source_path().as_deref(), Some("Demo.java"));
         table.set_file(MethodId(9999), "X.java");
+    }
+
+    #[test]
+    fn native_functions_are_methods_of_their_library_and_never_java() {
+        let mut table = MethodTable::new();
+        let deflate = table.intern_native("libz.so.1", "deflate");
+        assert_eq!(table.intern_native("libz.so.1", "deflate"), deflate);
+        assert_ne!(table.intern_native("libc.so.6", "deflate"), deflate, "one function per library");
+        let java = table.intern("libz.so.1", "deflate", "()V");
+        assert_ne!(java, deflate);
+        let info = table.get(deflate);
+        assert_eq!((info.kind, info.class.as_ref()), (MethodKind::Native, "libz.so.1"));
+        assert_eq!(info.display_name(), "deflate");
+        assert_eq!(table.java_methods(), 1);
     }
 }

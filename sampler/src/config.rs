@@ -129,6 +129,10 @@ pub struct SamplerConfig {
     /// registered by the agent as `ThreadOrigin::Native`, and the sampler
     /// thread's own CPU recorded under `[pcct]`.
     pub all_threads: bool,
+    /// Samples carry native frames (`native=on`, [`crate::native_frames`]):
+    /// those below a Java thread's last Java frame, and the whole stacks of
+    /// threads that run no Java code.
+    pub native: bool,
     pub tree: TreeConfig,
 }
 
@@ -151,6 +155,7 @@ impl Default for SamplerConfig {
             event_capacity: 0,
             live_capacity: 0,
             all_threads: false,
+            native: false,
             tree: TreeConfig::default(),
         }
     }

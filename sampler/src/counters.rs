@@ -134,6 +134,9 @@ macro_rules! counters {
             pub agct_failures: Vec<(String, u64)>,
             /// (reason label, samples) for each reason pcct's walker stopped early.
             pub walker_broken: Vec<(String, u64)>,
+            /// (ending, walks) for each way a native walk ended
+            /// ([`crate::native_frames::endings`]; `native=on`).
+            pub native_endings: Vec<(String, u64)>,
             pub handler_time: HistogramSnapshot,
             pub callback_time: HistogramSnapshot,
             pub drain_time: HistogramSnapshot,
@@ -173,6 +176,9 @@ macro_rules! counters {
                         .iter()
                         .zip(&self.walker_broken)
                         .map(|(reason, count)| (reason.label().to_string(), count.load(Ordering::Relaxed)))
+                        .collect(),
+                    native_endings: crate::native_frames::endings()
+                        .map(|(ending, count)| (ending.to_string(), count))
                         .collect(),
                     handler_time: self.handler_time.snapshot(),
                     callback_time: self.callback_time.snapshot(),
@@ -262,6 +268,13 @@ counters! {
     /// stack: recorded (and counted in `samples_recorded`) under a
     /// `[break_<reason>]` pseudo-frame in place of the missing callers.
     walks_partial,
+    /// Samples of threads that run no Java code whose native frames were
+    /// unwound (`threads=all`, `native=on`): recorded under their kind.
+    walks_native,
+    /// Native frames in recorded samples (`native=on`): below Java
+    /// threads' last Java frames, and the stacks of threads that run no
+    /// Java code.
+    frames_native,
     /// Java frames in the samples pcct's walker walked, and of those, the
     /// ones taken unchanged from the thread's previous walk (Whaley's marked
     /// frames) instead of being decoded.

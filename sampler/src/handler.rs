@@ -11,8 +11,11 @@
 //! 2. **takes no lock** — only atomics (loads, stores, compare-and-swap);
 //! 3. **logs nothing and formats nothing**;
 //! 4. **calls into no JNI or JVMTI function** — only AsyncGetCallTrace,
-//!    which is designed for signal handlers, and pcct's own walker
-//!    (`hotspot::walker`), which reads HotSpot's frames and structures;
+//!    which is designed for signal handlers, pcct's own walker
+//!    (`hotspot::walker`), which reads HotSpot's frames and structures,
+//!    and, with `native=on`, the native unwinder (`native_frames`:
+//!    framehop through `pcct-native`, with a cache from a fixed pool and
+//!    a snapshot of the modules published ahead of time);
 //! 5. **touches no lazily initialised state and no thread-locals** — the
 //!    slot table, the counters and the frame cache all threads share
 //!    (`hotspot::cache`) are `static` atomics initialised at compile
@@ -52,8 +55,12 @@
 //!
 //! # The walk
 //!
-//! pcct's own HotSpot walker (`hotspot::walker`) walks first, from the
-//! interrupted registers or the thread's last Java frame; when it stops
+//! With `native=on`, the native frames come first: from the interrupted
+//! registers, when they are outside the code HotSpot generated, to the
+//! thread's last Java frame (`native_frames`); a thread that runs no Java
+//! code has only those. Then pcct's own HotSpot walker
+//! (`hotspot::walker`) walks, from the interrupted registers or the
+//! thread's last Java frame, after the native frames; when it stops
 //! before the bottom of the stack, AsyncGetCallTrace walks, into the buffer
 //! after the frames pcct's walker read, so that if it fails too the top of
 //! the stack is still recorded (under a `[break_<reason>]` pseudo-frame).
@@ -161,12 +168,13 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
-use crate::agct::{self, CallTrace};
+use crate::agct::{self, CallFrame, CallTrace};
 use crate::cpu_timer;
 use crate::cycles::{self, Part};
 use crate::doorbell::DOORBELL;
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
+use crate::native_frames;
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
     HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, OWN_REGIONS, RESULT_DEFERRED, RESULT_FILTERED,
@@ -326,8 +334,9 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     // and it was on a CPU when the signal came. Only the sampler's signal
     // is checked (and its handler has read the CPU clock).
     let unwalked = match (timed, clock.cpu_start()) {
-        // A thread that runs no Java code has nothing to walk.
-        _ if slot.is_native() => Some(RESULT_NATIVE_THREAD),
+        // A thread that runs no Java code has nothing to walk but its
+        // native frames, if they are asked for.
+        _ if slot.is_native() && !native_frames::enabled() => Some(RESULT_NATIVE_THREAD),
         (false, Some(start)) => unwalked_result(slot, checksum, start),
         _ => None,
     };
@@ -336,6 +345,8 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
             let region = place.borrowed.unwrap_or(0) as u8;
             Captured { result, walker: Walker::None, broken: 0, region, reused: 0 }
         }
+        // SAFETY: as below, for its native frames alone.
+        None if slot.is_native() => unsafe { capture_native_thread(slot, place, &registers) },
         // SAFETY: the slot is IN_HANDLER behind `place.waiting` samples, so
         // the region `place` borrowed, or one of its own not in
         // `place.busy`, is this handler's; `ucontext` is the kernel's.
@@ -594,6 +605,8 @@ pub enum Walker {
     /// pcct's walker stopped early and AsyncGetCallTrace failed too: the
     /// frames are the top of the stack pcct's walker read.
     VmPartial = 3,
+    /// A thread that runs no Java code: its native frames alone.
+    Native = 4,
 }
 
 impl Walker {
@@ -602,6 +615,7 @@ impl Walker {
             1 => Walker::Vm,
             2 => Walker::Agct,
             3 => Walker::VmPartial,
+            4 => Walker::Native,
             _ => Walker::None,
         }
     }
@@ -613,6 +627,7 @@ impl Walker {
             Walker::Vm => Some("pcct"),
             Walker::Agct => Some("agct"),
             Walker::VmPartial => Some("partial"),
+            Walker::Native => Some("native"),
         }
     }
 }
@@ -664,6 +679,8 @@ unsafe fn capture(
         // The region stays named, so a borrowed one goes back at the drain.
         return Captured { result: RESULT_NO_REGION, walker: Walker::None, broken: 0, region: region as u8, reused: 0 };
     };
+    // Native frames first (leaf first), then the Java frames after them.
+    let mut native = 0;
     let mut partial = 0;
     let mut broken = 0;
     if let Some(vm) = hotspot::vm() {
@@ -672,25 +689,30 @@ unsafe fn capture(
             Some(thread) => {
                 // SAFETY: the region holds `capacity` frames and is ours
                 // (not in `place.busy`).
-                let out = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
+                let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
+                native = java_threads_native_frames(vm, thread, registers, all);
+                let out = all.get_mut(native..).unwrap_or_default();
                 let walk = match history.as_deref_mut() {
                     Some(history) => {
-                        let previous =
-                            match history.kept().and_then(|(kept, frames)| Some((slot.region(kept)?, frames))) {
-                                // SAFETY: the previous walk's region is not the
-                                // one written (`History::next_region`), holds
-                                // `capacity` frames and is only read here.
-                                Some(((frames_at, capacity), frames)) => unsafe {
-                                    std::slice::from_raw_parts(frames_at, frames.min(capacity))
-                                },
-                                None => &[],
-                            };
+                        let previous = match history
+                            .kept()
+                            .and_then(|(kept, first, frames)| Some((slot.region(kept)?, first, frames)))
+                        {
+                            // SAFETY: the previous walk's region is not the
+                            // one written (`History::next_region`), holds
+                            // `capacity` frames of which its Java frames
+                            // are `frames` from `first`, and is only read here.
+                            Some(((frames_at, capacity), first, frames)) if first < capacity => unsafe {
+                                std::slice::from_raw_parts(frames_at.add(first), frames.min(capacity - first))
+                            },
+                            _ => &[],
+                        };
                         let cache = Some(FrameCache::process());
                         if keeps {
                             let memo = history.memo(previous, cache);
                             let walk =
                                 walker::walk(&VmMemory, &vm.layout, thread, walker_registers(registers), out, memo);
-                            history.finish(&walk, region);
+                            history.finish(&walk, region, native);
                             walk
                         } else {
                             let memo = history.memo_to_read(previous, cache);
@@ -705,7 +727,7 @@ unsafe fn capture(
                 match walk.ending {
                     Ending::Complete | Ending::Full => {
                         return Captured {
-                            result: walk.frames as i32,
+                            result: (native + walk.frames) as i32,
                             walker: Walker::Vm,
                             broken: 0,
                             region: region as u8,
@@ -713,7 +735,7 @@ unsafe fn capture(
                         }
                     }
                     Ending::Broken(reason) => {
-                        partial = walk.frames;
+                        partial = native + walk.frames;
                         broken = reason as u8;
                     }
                 }
@@ -728,7 +750,11 @@ unsafe fn capture(
     let Some(async_get_call_trace) = agct::function() else {
         return Captured { result: RESULT_NO_AGCT, walker: Walker::Agct, broken, region, reused: 0 };
     };
-    // SAFETY: `partial` < `capacity` (a walk that fills the buffer ends Full).
+    if partial >= capacity {
+        // Native frames filled the region: nothing left for Java frames.
+        return Captured { result: partial as i32, walker: Walker::VmPartial, broken, region, reused: 0 };
+    }
+    // SAFETY: `partial` < `capacity` (checked above).
     let rest = unsafe { out_region.add(partial) };
     let mut trace = CallTrace { env_id: slot.env.load(Ordering::Relaxed), num_frames: 0, frames: rest };
     // SAFETY: AsyncGetCallTrace is called on the interrupted thread with its
@@ -736,20 +762,70 @@ unsafe fn capture(
     // of the region.
     unsafe { async_get_call_trace(&mut trace, (capacity - partial) as i32, ucontext) };
     if trace.num_frames > 0 {
-        // Its frames replace pcct's partial ones (a plain loop: no memmove
-        // call in the handler).
+        // Its frames replace pcct's partial Java ones, after the native
+        // frames (a plain loop: no memmove call in the handler).
         let mut index = 0;
-        while partial > 0 && index < trace.num_frames as usize {
-            // SAFETY: both indices are below `capacity`.
-            unsafe { *out_region.add(index) = *out_region.add(partial + index) };
+        while partial > native && index < trace.num_frames as usize {
+            // SAFETY: every index is below `partial + num_frames` <= `capacity`.
+            unsafe { *out_region.add(native + index) = *out_region.add(partial + index) };
             index += 1;
         }
-        return Captured { result: trace.num_frames, walker: Walker::Agct, broken, region, reused: 0 };
+        let result = (native + trace.num_frames as usize) as i32;
+        return Captured { result, walker: Walker::Agct, broken, region, reused: 0 };
     }
     if partial > 0 {
         return Captured { result: partial as i32, walker: Walker::VmPartial, broken, region, reused: 0 };
     }
     Captured { result: trace.num_frames, walker: Walker::Agct, broken, region, reused: 0 }
+}
+
+/// Unwinds the native stack of a thread that runs no Java code
+/// (`threads=all`, `native=on`) into a region of the slot's buffer that
+/// `place` leaves free: [`Walker::Native`], or [`RESULT_NATIVE_THREAD`]
+/// (its kind's pseudo-frames alone) when no frame was found.
+///
+/// # Safety
+/// As for [`capture`]: the slot is IN_HANDLER behind `place.waiting`
+/// samples, so the region `place` borrowed, or the slot's own regions not
+/// in `place.busy`, are the caller's to write.
+unsafe fn capture_native_thread(slot: &Slot, place: Place, registers: &[u64; REGISTER_COUNT]) -> Captured {
+    let region = place.borrowed.or_else(|| place.free_own_region()).unwrap_or(usize::MAX);
+    let unwalked =
+        Captured { result: RESULT_NATIVE_THREAD, walker: Walker::None, broken: 0, region: region as u8, reused: 0 };
+    let Some((out_region, capacity)) = slot.region(region) else { return unwalked };
+    // SAFETY: the region holds `capacity` frames and is ours (above).
+    let out = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
+    let sp = registers[registers::RSP];
+    let start = pcct_native::Registers { pc: registers[registers::RIP], sp, fp: registers[registers::RBP] };
+    let generated = |pc: u64| hotspot::vm().is_some_and(|vm| walker::in_generated_code(&vm.layout, pc as usize));
+    match native_frames::unwind(start, native_frames::native_thread_stack(sp), None, generated, out) {
+        0 => unwalked,
+        frames => Captured { result: frames as i32, walker: Walker::Native, ..unwalked },
+    }
+}
+
+/// The native frames of the Java thread `thread` (`native=on`), written at
+/// the start of `out`: from the interrupted registers when they are outside
+/// the code HotSpot generated, to its last Java frame or a return into
+/// generated code (`native_frames`). 0 when native frames are off, the
+/// thread is in generated code, or its stack cannot be read.
+/// Async-signal-safe.
+#[inline]
+fn java_threads_native_frames(
+    vm: &hotspot::Vm,
+    thread: usize,
+    registers: &[u64; REGISTER_COUNT],
+    out: &mut [CallFrame],
+) -> usize {
+    let pc = registers[registers::RIP];
+    if !native_frames::enabled() || walker::in_generated_code(&vm.layout, pc as usize) {
+        return 0;
+    }
+    let Some(((low, high), last_java_sp)) = walker::native_bounds(&VmMemory, &vm.layout, thread) else { return 0 };
+    let start = pcct_native::Registers { pc, sp: registers[registers::RSP], fp: registers[registers::RBP] };
+    let stack = pcct_native::StackBounds { low: low as u64, high: high as u64 };
+    let generated = |pc: u64| walker::in_generated_code(&vm.layout, pc as usize);
+    native_frames::unwind(start, stack, last_java_sp.map(|sp| sp as u64), generated, out)
 }
 
 /// The registers pcct's walker starts from.

@@ -15,6 +15,8 @@
 //! - [`cycles`]: where the handler's time goes, counted only in a build
 //!   with the `cycles` feature (for benchmarks).
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
+//! - [`native_frames`]: native frames (`native=on`): the unwinder the
+//!   handler calls (`pcct-native`) and the names of native code.
 //! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
 //!   each thread's marked frames, choose and signal threads.
 //! - [`named_stack`]: each thread's previous stack, raw and named, so only
@@ -54,6 +56,7 @@ pub mod heap;
 pub mod hotspot;
 pub mod live_heap;
 mod named_stack;
+pub mod native_frames;
 pub mod recent;
 pub mod registers;
 pub mod resolve;

@@ -6,6 +6,8 @@ use std::ffi::c_void;
 
 use pcct::{LineEntry, MethodId, MethodTable};
 
+use crate::native_frames::{NativeFrames, NativeName};
+
 /// A method's names as the VM reports them (class in source form).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodDesc {
@@ -46,12 +48,16 @@ impl MethodResolver for NoNames {
 /// named again; ids of unloaded classes are never looked up again).
 const CACHE_LIMIT: usize = 1 << 20;
 
-/// jmethodID -> interned method.
+/// jmethodID, or a native frame's code address, -> interned method (the
+/// two never collide: a jmethodID points to data, a native frame to code).
 #[derive(Default)]
 pub(crate) struct MethodCache {
     ids: HashMap<usize, MethodId>,
     /// Named since the last `intern_pending`, not yet interned.
     pending: Vec<(usize, Result<MethodDesc, ResolveError>)>,
+    /// Native frames named since the last `intern_pending` (`None`: in no
+    /// module).
+    pending_native: Vec<(usize, Option<NativeName>)>,
     pending_ids: HashMap<usize, ()>,
 }
 
@@ -71,16 +77,35 @@ impl MethodCache {
         true
     }
 
+    /// Names the native frame at code address `address` if it is new
+    /// (outside any lock).
+    pub(crate) fn name_native_if_new(&mut self, address: usize, native: &mut NativeFrames) -> bool {
+        if self.ids.contains_key(&address) || self.pending_ids.contains_key(&address) {
+            return false;
+        }
+        self.pending_native.push((address, native.name(address)));
+        self.pending_ids.insert(address, ());
+        true
+    }
+
     /// Whether some names wait to be interned.
     pub(crate) fn has_pending(&self) -> bool {
-        !self.pending.is_empty()
+        !self.pending.is_empty() || !self.pending_native.is_empty()
     }
 
     /// Interns what was named (under the profile lock). Returns
     /// (resolved, unloaded, failed) counts.
     pub(crate) fn intern_pending(&mut self, methods: &mut MethodTable) -> (u64, u64, u64) {
-        if self.ids.len() + self.pending.len() > CACHE_LIMIT {
+        if self.ids.len() + self.pending.len() + self.pending_native.len() > CACHE_LIMIT {
             self.ids.clear();
+        }
+        for (address, name) in self.pending_native.drain(..) {
+            let id = match name {
+                Some(NativeName::Function { library, function }) => methods.intern_native(&library, &function),
+                Some(NativeName::Truncated) => methods.intern_pseudo(NativeName::TRUNCATED),
+                None => pcct::Builtin::UnknownMethod.id(),
+            };
+            self.ids.insert(address, id);
         }
         let mut counts = (0, 0, 0);
         for (method_id, answer) in self.pending.drain(..) {
@@ -115,6 +140,7 @@ impl MethodCache {
     pub(crate) fn clear(&mut self) {
         self.ids.clear();
         self.pending.clear();
+        self.pending_native.clear();
         self.pending_ids.clear();
     }
 }

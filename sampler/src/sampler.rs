@@ -78,6 +78,7 @@ use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
 use crate::live_heap::LiveObject;
 use crate::named_stack::{NamedStack, ResolvedStack};
+use crate::native_frames::{NativeFrames, NATIVE_BCI};
 use crate::recent::{Outcome, SampleRecord, TOP_FRAMES};
 use crate::resolve::{MethodCache, MethodResolver};
 use crate::shared::Shared;
@@ -227,6 +228,7 @@ fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
         code if code <= 0 => Classification::Failed(AgctError::from_code(code)),
         _ if mode == Mode::Cpu && sample.cpu_delta == 0 => Classification::ZeroCpu,
         _ => match (sample.walker, Broken::from_u8(sample.broken)) {
+            (Walker::Native, _) => Classification::Native,
             (Walker::VmPartial, Some(reason)) => Classification::Partial(reason),
             _ => Classification::Recorded { truncated: sample.frames.len() > depth },
         },
@@ -235,6 +237,8 @@ fn classify(sample: &Collected, mode: Mode, depth: usize) -> Classification {
 
 pub struct Sampler<'r> {
     shared: Arc<Shared>,
+    /// The process's modules and native names (`native=on`).
+    native: Option<NativeFrames>,
     registry: Arc<Registry>,
     resolver: &'r mut dyn MethodResolver,
     threads: Vec<Option<ThreadState>>,
@@ -304,12 +308,27 @@ fn fill_event_stack(stack: &mut Vec<Frame>, named: &[Frame], truncated: bool, de
     stack.push(Frame::new(class, NO_BCI));
 }
 
+/// Starts native frames if `native=on`, and says how in the VM's status.
+fn start_native_frames(shared: &Shared) -> Option<NativeFrames> {
+    if !shared.config.native {
+        return None;
+    }
+    let (native, status) = match NativeFrames::start() {
+        Ok((native, status)) => (Some(native), status),
+        Err(reason) => (None, format!("off: {reason}")),
+    };
+    shared.vm.lock().native = status;
+    native
+}
+
 impl<'r> Sampler<'r> {
     pub fn new(shared: Arc<Shared>, registry: Arc<Registry>, resolver: &'r mut dyn MethodResolver) -> Sampler<'r> {
         let depth = shared.config.depth;
         let mode = shared.control.mode();
+        let native = start_native_frames(&shared);
         Sampler {
             shared,
+            native,
             registry,
             resolver,
             threads: (0..slots::MAX_THREADS).map(|_| None).collect(),
@@ -386,6 +405,9 @@ impl<'r> Sampler<'r> {
                 false => Duration::ZERO,
             };
             self.drain(interval / 2, handler_wait);
+            if let Some(native) = self.native.as_mut() {
+                native.refresh_if_due(Instant::now());
+            }
             if self.shared.control.is_running() && self.handler_installed() {
                 if std::mem::take(&mut self.paused) {
                     self.threads.iter_mut().flatten().for_each(|thread| thread.rebase = true);
@@ -606,8 +628,11 @@ impl<'r> Sampler<'r> {
                 Some(state) => state.resolved.new_frames(&sample.frames, self.methods_epoch),
                 None => &sample.frames[..],
             };
-            for &(method_id, _) in frames {
-                self.cache.resolve_if_new(method_id, self.resolver);
+            for &(method_id, bci) in frames {
+                match self.native.as_mut().filter(|_| bci == NATIVE_BCI) {
+                    Some(native) => self.cache.name_native_if_new(method_id, native),
+                    None => self.cache.resolve_if_new(method_id, self.resolver),
+                };
             }
         }
         let started = crate::slots::current_thread_cpu_ns();
@@ -888,6 +913,7 @@ impl<'r> Sampler<'r> {
                 }
                 Walker::Agct => counters_add(&counters.walks_agct, 1),
                 Walker::VmPartial => counters_add(&counters.walks_partial, 1),
+                Walker::Native => counters_add(&counters.walks_native, 1),
                 Walker::None => {}
             }
         }
@@ -925,7 +951,7 @@ impl<'r> Sampler<'r> {
                 counters_add(&self.shared.counters.samples_deferred, 1);
                 Outcome::Deferred
             }
-            Classification::Native => self.record_native(profile, &mut state, weight, &mut record),
+            Classification::Native => self.record_native(profile, &mut state, sample, weight, &mut record),
             Classification::Recorded { truncated: false } => {
                 state.walked();
                 let ThreadState { marks, named, .. } = &mut state;
@@ -956,27 +982,38 @@ impl<'r> Sampler<'r> {
     }
 
     /// A sample of a thread that runs no Java code: recorded under its
-    /// kind and family, through its own marks (its stack never changes).
+    /// kind and family, then its native frames (`native=on`; none
+    /// otherwise), through its own marks.
     fn record_native(
         &mut self,
         profile: &mut crate::shared::Profile,
         state: &mut ThreadState,
+        sample: &Collected,
         weight: Weight,
         record: &mut SampleRecord,
     ) -> Outcome {
         let tid = state.tid;
-        let frames = state.native_stack.frames(&mut profile.methods, self.methods_epoch, || {
+        let roots = state.native_stack.frames(&mut profile.methods, self.methods_epoch, || {
             let name = crate::thread_names::kernel_name(tid).unwrap_or_default();
             std::iter::once(crate::thread_kinds::kind_of(&name).to_string())
                 .chain(crate::thread_kinds::family_of(&name))
                 .collect()
         });
+        self.scratch_stack.clear();
+        self.scratch_stack.extend_from_slice(roots);
+        let native = &sample.frames[..sample.frames.len().min(self.shared.config.depth)];
+        for &(address, _) in native.iter().rev() {
+            let method = self.cache.get(address).unwrap_or(Builtin::UnknownMethod.id());
+            self.scratch_stack.push(Frame::new(method, NO_BCI));
+        }
+        let frames = &self.scratch_stack;
         record.depth = frames.len() as u32;
         for (slot, frame) in record.top.iter_mut().zip(frames.iter().rev()) {
             *slot = frame.method;
         }
         record.top_len = frames.len().min(TOP_FRAMES) as u8;
         let counters = &self.shared.counters;
+        counters_add(&counters.frames_native, native.len() as u64);
         if profile.tree.record(&mut state.marks, frames, weight).is_err() {
             counters_add(&counters.samples_dropped_full, 1);
             return Outcome::DroppedFull;
@@ -1094,8 +1131,10 @@ impl<'r> Sampler<'r> {
         self.scratch_stack.extend_from_slice(shared);
         for &(method_id, bci) in used[..used.len() - shared.len()].iter().rev() {
             let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
-            self.scratch_stack.push(Frame::new(method, bci));
+            self.scratch_stack.push(Frame::new(method, if bci == NATIVE_BCI { NO_BCI } else { bci }));
         }
+        let native = used.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI).count();
+        counters_add(&counters.frames_native, native as u64);
         if let Some(named) = named {
             named.keep(used, &self.scratch_stack, self.methods_epoch);
         }

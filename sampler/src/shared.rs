@@ -134,6 +134,9 @@ pub struct VmInfo {
     /// Which events (sampled allocations, contended monitor enters) are
     /// recorded beside the samples.
     pub events: String,
+    /// Whether samples carry native frames, and from how many modules
+    /// (`native=`; "off" unless the sampler started them).
+    pub native: String,
 }
 
 pub struct Shared {

@@ -373,6 +373,30 @@ const HANDLER_FILES: &[HandlerFile] = &[
     ),
     ("tsc.rs", include_str!("../src/tsc.rs"), &[]),
     (
+        "native_frames.rs",
+        include_str!("../src/native_frames.rs"),
+        &[
+            ("NativeFrames::start", "the sampler thread's start, before the unwinder is published"),
+            ("NativeFrames::refresh_if_due", "the sampler thread, between its drains"),
+            ("NativeFrames::name", "the sampler thread, naming new frames"),
+            ("endings", "counters' snapshots, for /metrics and /api/status"),
+        ],
+    ),
+    (
+        "native/src/unwind.rs",
+        include_str!("../../native/src/unwind.rs"),
+        &[
+            ("StackBounds::current_thread", "tests and benchmarks, on their own threads"),
+            ("UnwindCache::new", "the pool's set-up"),
+            ("CachePool::new", "the sampler thread's start"),
+            ("Snapshot::build", "publishing, on the sampler thread"),
+            ("Unwinder::new", "the sampler thread's start"),
+            ("Unwinder::publish", "the sampler thread, between its drains"),
+            ("Unwinder::retired", "tests"),
+            ("Unwinder::drop", "never: the handler's unwinder is never freed"),
+        ],
+    ),
+    (
         "hotspot/mod.rs",
         include_str!("../src/hotspot/mod.rs"),
         &[

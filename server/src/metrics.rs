@@ -35,9 +35,11 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_samples_total", "Per-thread tick outcomes: recorded, idle (CPU clock barely moved), filtered (register checksum unchanged), failed (stack walk failed), busy (previous sample pending), lost (never handled), retired (thread ended before its sample was drained), deferred (cpu mode: the signal reached the thread after it waited off the CPU, so its registers were where it was preempted; its CPU time went to its next sample), dropped_full (arena full).", MetricType::COUNTER, &["outcome"]),
     ("pcct_samples_wall_credited_total", "Checksum-filtered samples whose wall time was credited to the thread's previous context (wall mode).", MetricType::COUNTER, &[]),
     ("pcct_samples_failed_total", "Failed stack walks by AsyncGetCallTrace reason.", MetricType::COUNTER, &["reason"]),
-    ("pcct_walks_total", "Recorded samples by the walker that gave their frames: pcct (its own HotSpot walker, to the bottom or the depth), agct (AsyncGetCallTrace, after pcct's walker stopped early or where it is not available), partial (both failed; pcct's top frames under a [break_<reason>] pseudo-frame).", MetricType::COUNTER, &["walker"]),
+    ("pcct_walks_total", "Recorded samples by the walker that gave their frames: pcct (its own HotSpot walker, to the bottom or the depth), agct (AsyncGetCallTrace, after pcct's walker stopped early or where it is not available), partial (both failed; pcct's top frames under a [break_<reason>] pseudo-frame), native (a thread that runs no Java code, its native frames: threads=all, native=on).", MetricType::COUNTER, &["walker"]),
     ("pcct_walker_breaks_total", "Walks pcct's own walker stopped early, by reason.", MetricType::COUNTER, &["reason"]),
     ("pcct_walker_frames_total", "Java frames in pcct's walks: walked (all of them) and reused (taken unchanged from the thread's previous walk, its marked frames).", MetricType::COUNTER, &["kind"]),
+    ("pcct_native_frames_total", "Native frames in recorded samples (native=on): below Java threads' last Java frames, and the stacks of threads that run no Java code.", MetricType::COUNTER, &[]),
+    ("pcct_native_walks_total", "Native walks (native=on) by how they ended: root (the stack's bottom), java_frame (the last Java frame), unknown_code (a return into generated code, or code in no module), and the truncated ones: buffer_full, read_refused, sp_not_increasing, sp_outside_stack, bad_unwind_data, no_cache (every unwind cache in use).", MetricType::COUNTER, &["ending"]),
     ("pcct_samples_truncated_total", "Stacks deeper than the configured depth.", MetricType::COUNTER, &[]),
     ("pcct_drains_deferred_total", "Ticks whose drain waited for a reader holding the profile.", MetricType::COUNTER, &[]),
     ("pcct_cpu_seconds_total", "Thread CPU time accounted: recorded into the profile, or spent between checksum-filtered samples.", MetricType::COUNTER, &["kind"]),
@@ -265,6 +267,7 @@ impl SamplerCollector {
             (Walker::Vm, counters.walks_vm),
             (Walker::Agct, counters.walks_agct),
             (Walker::VmPartial, counters.walks_partial),
+            (Walker::Native, counters.walks_native),
         ] {
             let Some(name) = walker.label() else { continue };
             put("pcct_walks_total", counter(value as f64, vec![label("walker", name)]));
@@ -274,6 +277,10 @@ impl SamplerCollector {
         }
         for (kind, value) in [("walked", counters.frames_walked), ("reused", counters.frames_reused)] {
             put("pcct_walker_frames_total", counter(value as f64, vec![label("kind", kind)]));
+        }
+        put("pcct_native_frames_total", c(counters.frames_native));
+        for (ending, value) in &counters.native_endings {
+            put("pcct_native_walks_total", counter(*value as f64, vec![label("ending", ending)]));
         }
         put("pcct_samples_truncated_total", c(counters.samples_truncated));
         put("pcct_drains_deferred_total", c(counters.drains_deferred));

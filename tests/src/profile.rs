@@ -53,10 +53,11 @@ impl Profile {
         self.method(node.method)
     }
 
-    /// `class.name` (or the bracketed pseudo name) of a method.
+    /// `class.name` (or the bracketed pseudo name, or a native function's
+    /// name) of a method.
     pub fn display(&self, method: u32) -> String {
         let method = self.method(method);
-        if method.class.is_empty() {
+        if method.class.is_empty() || method.kind == pcct::MethodKind::Native {
             method.name.clone()
         } else {
             format!("{}.{}", method.class, method.name)

@@ -360,11 +360,17 @@ pub fn kill(pid: u32, signal: &str) {
 /// Compiles the C `source` into `dir/name` with `cc` (a shared library
 /// when `shared`), the C compiler the Rust toolchain links with.
 pub fn compile_c(dir: &Path, name: &str, source: &str, shared: bool) -> PathBuf {
+    compile_c_with(dir, name, source, shared, &[])
+}
+
+/// [`compile_c`] with more compiler `flags` (include directories, code
+/// generation).
+pub fn compile_c_with(dir: &Path, name: &str, source: &str, shared: bool, flags: &[String]) -> PathBuf {
     let source_path = dir.join(format!("{name}.c"));
     std::fs::write(&source_path, source).expect("write the C source");
     let output_path = dir.join(name);
     let mut command = Command::new(std::env::var_os("CC").unwrap_or_else(|| "cc".into()));
-    command.args(["-O2", "-Wall", "-o"]).arg(&output_path).arg(&source_path);
+    command.args(["-O2", "-Wall"]).args(flags).arg("-o").arg(&output_path).arg(&source_path);
     if shared {
         command.args(["-shared", "-fPIC"]);
     }

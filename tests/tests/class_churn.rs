@@ -53,6 +53,8 @@ per_jdk! {
                 }
                 // An allocated type or a monitor's class, named as Java writes it.
                 MethodKind::Type => !method.name.is_empty() && !method.name.starts_with('['),
+                // A function of a library (`native=on`, not asked for here).
+                MethodKind::Native => false,
             };
             assert!(
                 ok,

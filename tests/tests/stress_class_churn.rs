@@ -54,6 +54,8 @@ per_jdk! {
                 MethodKind::Pseudo => method.name.starts_with('[') && method.name != "[unknown_method]",
                 // An allocated type or a monitor's class, named as Java writes it.
                 MethodKind::Type => !method.name.is_empty() && !method.name.starts_with('['),
+                // A function of a library (`native=on`, not asked for here).
+                MethodKind::Native => false,
             };
             assert!(named, "JDK {}: a frame is neither named nor [unloaded]: {method:?}", jdk.major);
         }

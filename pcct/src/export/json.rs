@@ -262,6 +262,7 @@ fn import_methods(listed: &[JsonMethod]) -> (MethodTable, HashMap<u32, MethodId>
         let id = match method.kind {
             MethodKind::Pseudo => methods.intern_pseudo(&method.name),
             MethodKind::Type => methods.intern_type(&method.name),
+            MethodKind::Native => methods.intern_native(&method.class, &method.name),
             MethodKind::Java => methods.intern(&method.class, &method.name, &method.signature),
         };
         if !method.lines.is_empty() {

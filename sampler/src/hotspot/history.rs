@@ -30,6 +30,9 @@ pub struct History {
 struct Kept {
     /// The region of the frame buffer its frames are in.
     region: usize,
+    /// Where its Java frames start in the region (after the sample's
+    /// native frames).
+    first: usize,
     /// Its frames.
     frames: usize,
     /// The mark set describing it.
@@ -55,10 +58,11 @@ impl History {
         }
     }
 
-    /// The previous walk's region and its frames, if it is kept.
+    /// The previous walk's region, where its frames start in it, and how
+    /// many there are, if it is kept.
     #[inline]
-    pub fn kept(&self) -> Option<(usize, usize)> {
-        self.kept.map(|kept| (kept.region, kept.frames))
+    pub fn kept(&self) -> Option<(usize, usize, usize)> {
+        self.kept.map(|kept| (kept.region, kept.first, kept.frames))
     }
 
     /// What the next walk gets: `cache`, the previous walk (its marks and
@@ -83,13 +87,14 @@ impl History {
         Memo { cache, previous: Some(Previous { marks: &self.marks[kept.set], out: previous_out }), marks: None }
     }
 
-    /// After a walk into region `written`: a complete walk becomes the
-    /// previous one; anything else leaves nothing to reuse.
+    /// After a walk into region `written`, from its frame `first` on: a
+    /// complete walk becomes the previous one; anything else leaves nothing
+    /// to reuse.
     #[inline]
-    pub fn finish(&mut self, walk: &Walk, written: usize) {
+    pub fn finish(&mut self, walk: &Walk, written: usize, first: usize) {
         if walk.ending == Ending::Complete {
             let set = 1 - self.kept.map_or(0, |kept| kept.set);
-            self.kept = Some(Kept { region: written, frames: walk.frames, set });
+            self.kept = Some(Kept { region: written, first, frames: walk.frames, set });
         } else {
             self.forget();
         }
@@ -113,7 +118,7 @@ pub fn halves<'b>(history: &mut History, buffer: &'b mut [CallFrame]) -> (usize,
     let half = history.next_region(0, 2);
     let (first, second) = buffer.split_at_mut(capacity);
     let (previous, out) = if half == 0 { (second, first) } else { (first, second) };
-    let frames = history.kept().map_or(0, |(_, frames)| frames).min(previous.len());
+    let frames = history.kept().map_or(0, |(_, _, frames)| frames).min(previous.len());
     (half, &previous[..frames], out)
 }
 
@@ -129,23 +134,23 @@ mod tests {
     fn a_walk_writes_a_region_free_of_waiting_samples_and_of_the_previous_walk() {
         let mut history = History::default();
         assert_eq!(history.next_region(0, 4), 0, "nothing kept, nothing waiting");
-        history.finish(&walk(7), 0);
-        assert_eq!(history.kept(), Some((0, 7)));
+        history.finish(&walk(7), 0, 0);
+        assert_eq!(history.kept(), Some((0, 0, 7)));
         // The previous walk waits in region 0, another sample in region 1.
         assert_eq!(history.next_region(0b11, 4), 2);
-        history.finish(&walk(5), 2);
+        history.finish(&walk(5), 2, 3);
         assert_eq!(history.next_region(0b101, 4), 1);
         // Its region is free (drained) but kept to be reused: the next walk
         // writes another.
-        history.finish(&walk(4), 0);
+        history.finish(&walk(4), 0, 2);
         assert_eq!(history.next_region(0, 2), 1);
-        assert_eq!(history.kept(), Some((0, 4)));
+        assert_eq!(history.kept(), Some((0, 2, 4)));
     }
 
     #[test]
     fn the_previous_walks_region_is_written_only_when_nothing_else_is_free() {
         let mut history = History::default();
-        history.finish(&walk(7), 1);
+        history.finish(&walk(7), 1, 0);
         // Two regions, the other one holding a waiting sample.
         assert_eq!(history.next_region(0b01, 2), 1);
         assert_eq!(history.kept(), None, "nothing to reuse");
@@ -154,8 +159,8 @@ mod tests {
     #[test]
     fn an_incomplete_walk_leaves_nothing_to_reuse() {
         let mut history = History::default();
-        history.finish(&walk(7), 1);
-        history.finish(&Walk { ending: Ending::Full, ..walk(3) }, 0);
+        history.finish(&walk(7), 1, 0);
+        history.finish(&Walk { ending: Ending::Full, ..walk(3) }, 0, 0);
         assert_eq!(history.kept(), None);
         assert_eq!(history.next_region(0, 2), 0);
     }

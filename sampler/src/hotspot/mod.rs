@@ -194,7 +194,7 @@ impl OwnWalks {
         let (half, previous, out) = history::halves(&mut self.history, &mut self.buffer);
         let memo = self.history.memo(previous, Some(FrameCache::process()));
         let walk = walker::walk(&VmMemory, &vm.layout, thread, walker::Registers::default(), out, memo);
-        self.history.finish(&walk, half);
+        self.history.finish(&walk, half, 0);
         let frames = &self.buffer[half * self.capacity..][..walk.frames];
         match walk.ending {
             walker::Ending::Complete => Some(OwnWalk { frames, full: false, reused: walk.reused }),

@@ -977,7 +977,7 @@ fn walk_remembering(
         let memo = history.memo(previous, Some(cache));
         walker::walk(&vm.memory, &vm.layout, THREAD, registers, out, memo)
     });
-    history.finish(&walk, half);
+    history.finish(&walk, half, 0);
     let frames = buffer[half * capacity..half * capacity + walk.frames]
         .iter()
         .map(|frame| (frame.method_id as usize, frame.lineno))
@@ -1101,7 +1101,7 @@ fn walks_of_every_kind_allocate_nothing() {
             let (half, previous, into) = super::history::halves(&mut history, &mut buffer);
             let memo = history.memo(previous, Some(&cache));
             let remembered = walker::walk(&vm.memory, &vm.layout, THREAD, *registers, into, memo);
-            history.finish(&remembered, half);
+            history.finish(&remembered, half, 0);
             for walk in [plain, cached, remembered] {
                 walks += 1;
                 frames += walk.frames;

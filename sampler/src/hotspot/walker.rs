@@ -323,6 +323,24 @@ fn thread_stack(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<
     (size > 0 && size <= base && size < 1 << 34).then(|| Stack { low: base - size, high: base })
 }
 
+/// Where native frames of the `JavaThread` `thread` may lie: its stack's
+/// bounds (low, high), and the sp of its last Java frame if its anchor
+/// records one (the native frames end there). Async-signal-safe.
+pub fn native_bounds(memory: &impl Memory, layout: &Layout, thread: usize) -> Option<((usize, usize), Option<usize>)> {
+    let stack = thread_stack(memory, layout, thread)?;
+    let anchor = thread.wrapping_add(layout.thread.anchor);
+    let last_java_sp = memory.word(anchor.wrapping_add(layout.thread.anchor_sp)).filter(|&sp| sp != 0);
+    Some(((stack.low, stack.high), last_java_sp))
+}
+
+/// Whether `pc` is in code HotSpot generated: the code heaps or the
+/// interpreter. Async-signal-safe.
+pub fn in_generated_code(layout: &Layout, pc: usize) -> bool {
+    let runtime = &layout.runtime;
+    (pc >= runtime.code_low && pc < runtime.code_high)
+        || (pc >= runtime.interpreter_low && pc < runtime.interpreter_high)
+}
+
 /// Whether the `JavaThread` `thread` runs Java code (or is entering it):
 /// its frames then start at the interrupted registers, not at its anchor.
 /// `None` if its state cannot be read.
@@ -533,8 +551,7 @@ impl<M: Memory> Walker<'_, M> {
     /// Whether `pc` is in code HotSpot generated: the code heaps or the
     /// interpreter.
     fn in_generated_code(&self, pc: usize) -> bool {
-        let runtime = &self.layout.runtime;
-        (pc >= runtime.code_low && pc < runtime.code_high) || self.in_interpreter(pc)
+        in_generated_code(self.layout, pc)
     }
 
     /// The last Java frame an anchor records (`None` if it records none).

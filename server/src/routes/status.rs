@@ -37,6 +37,9 @@ pub struct Status {
     pub debug_info: String,
     /// Which events are recorded beside the samples (allocations, monitors).
     pub events: String,
+    /// Whether samples carry native frames (`native=`), and from how many
+    /// modules, or why not.
+    pub native: String,
     pub uptime_s: f64,
     pub sampling: Sampling,
     pub settings: serde_json::Value,
@@ -90,6 +93,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         walker: vm.walker,
         debug_info: vm.debug_info,
         events: vm.events,
+        native: vm.native,
         uptime_s: state.shared.started.elapsed().as_secs_f64(),
         sampling: Sampling {
             running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),

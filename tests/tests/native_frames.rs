@@ -1,0 +1,145 @@
+//! Native frames (`native=on`) against the truth, on every JDK.
+//!
+//! - A JNI library of our own (`tests/c/native_split.c`, loaded by
+//!   NativeSplit.java) splits its CPU 70/30 between two C functions by
+//!   loop count: pcct must keep that split within 3 points, with each
+//!   function under `NativeSplit.work` and the library's JNI function.
+//! - The same library built with neither unwind tables nor frame pointers:
+//!   its walks cannot go past its frames. The JVM must not crash, and the
+//!   samples end truncated (`[native_truncated]` between the native frames
+//!   and the Java ones, which the Java walker still finds from the
+//!   thread's last Java frame).
+//! - Deflating.java compresses in a loop: nearly all the CPU of
+//!   `Deflater.deflateBytesBytes` must stand on native frames below it
+//!   (zlib's, loaded after the agent started: a walk that reaches a
+//!   library unknown yet makes the sampler read the modules again).
+//! - With `threads=all`, the JVM's own threads carry libjvm's frames.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pcct_tests::stress::{compile_c_with, profile_json, sampler_counter};
+use pcct_tests::{jdk17, one_jdk, per_jdk, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
+
+/// The JNI library's source.
+const NATIVE_SPLIT_C: &str = include_str!("../c/native_split.c");
+/// NativeSplit's rounds: about 2.5 s of CPU, 2,500 samples at 1 ms.
+const ROUNDS: &str = "500";
+/// Deflating's buffers: about 2.5 s of CPU.
+const DEFLATIONS: &str = "1500";
+/// How far the native split may be off, in points.
+const TOLERANCE_POINTS: f64 = 3.0;
+
+/// The JNI library compiled into the fixture (`extra`: more compiler flags).
+fn library(fixture: &Fixture, name: &str, extra: &[&str]) -> PathBuf {
+    let include = jdk17().home.join("include");
+    let mut flags = vec![format!("-I{}", include.display()), format!("-I{}", include.join("linux").display())];
+    flags.extend(extra.iter().map(|flag| flag.to_string()));
+    compile_c_with(fixture.dir(), name, NATIVE_SPLIT_C, true, &flags)
+}
+
+/// Runs `main` with `args` and the agent (`native=on` and `options`),
+/// writing a JSON profile; the run, the profile and its raw JSON.
+fn run(
+    jdk: &Jdk,
+    fixture: &Fixture,
+    main: &str,
+    args: &[&str],
+    options: &str,
+) -> (Finished, Profile, serde_json::Value) {
+    let path = fixture.path(&format!("{main}.json"));
+    let mut jvm = Jvm::new(jdk, fixture, main);
+    for arg in args {
+        jvm = jvm.arg(*arg);
+    }
+    let finished = jvm
+        .agent(format!("native=on,interval=1ms,{options}file={},{QUIET_HTTP}", path.display()))
+        .run(Duration::from_secs(90));
+    finished.assert_success();
+    let json = profile_json(&path);
+    (finished, Profile::read(&path), json)
+}
+
+/// The native walks' endings, for failure messages.
+fn endings(json: &serde_json::Value) -> String {
+    format!("native status: {}; endings: {}", json["vm"]["native"], json["sampler"]["native_endings"])
+}
+
+per_jdk! {
+    fn a_jni_librarys_split_between_two_c_functions_is_kept(jdk) {
+        let fixture = Fixture::new("native-split");
+        let library = library(&fixture, "libnativesplit.so", &[]);
+        let (_, profile, json) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), ROUNDS], "");
+        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let seventy = profile.cum_of("libnativesplit.so", "seventy");
+        let thirty = profile.cum_of("libnativesplit.so", "thirty");
+        assert!(seventy.samples + thirty.samples >= 1000, "too few samples in the library\n{context}");
+        let share = 100.0 * seventy.cpu_ns as f64 / (seventy.cpu_ns + thirty.cpu_ns) as f64;
+        assert!((share - 70.0).abs() <= TOLERANCE_POINTS, "seventy() has {share:.1} % of the library's CPU\n{context}");
+        // Each stands under the JNI function, under the Java native method.
+        for name in ["seventy", "thirty"] {
+            for node in profile.nodes_of("libnativesplit.so", name) {
+                let path = profile.path(node);
+                let expected = ["NativeSplit.work", "Java_NativeSplit_work", name];
+                assert!(path.ends_with(&expected.map(String::from)), "{name} at {path:?}\n{context}");
+            }
+        }
+        assert!(sampler_counter(&json, "frames_native") >= 2 * (seventy.samples + thirty.samples), "{context}");
+    }
+}
+
+per_jdk! {
+    fn a_library_without_unwind_information_ends_truncated_without_a_crash(jdk) {
+        let fixture = Fixture::new("native-bare");
+        let bare = ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fomit-frame-pointer"];
+        let library = library(&fixture, "libbare.so", &bare);
+        let (_, profile, json) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), ROUNDS], "");
+        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        // The leaf is named (symbols do not need unwind tables), then the
+        // walk stops: the Java frames follow a truncation mark.
+        let leaves: Vec<_> = ["seventy", "thirty"].iter().flat_map(|name| profile.nodes_of("libbare.so", name)).collect();
+        let in_leaves: u64 = leaves.iter().map(|node| node.cum.samples).sum();
+        assert!(in_leaves >= 1000, "too few samples in the library\n{context}");
+        for node in &leaves {
+            let path = profile.path(node);
+            assert!(path.contains(&"NativeSplit.work".to_string()), "no Java frames below {path:?}\n{context}");
+        }
+        let truncated = profile.cum_of("", "[native_truncated]");
+        assert!(truncated.samples * 10 >= in_leaves * 9, "{} truncated of {in_leaves}\n{context}", truncated.samples);
+    }
+}
+
+per_jdk! {
+    fn zlib_stands_under_the_deflaters_native_method(jdk) {
+        let fixture = Fixture::new("native-deflate");
+        let (_, profile, json) = run(jdk, &fixture, "Deflating", &[DEFLATIONS], "");
+        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let outer = profile.outermost_nodes_of("java.util.zip.Deflater", "deflateBytesBytes");
+        let total: u64 = outer.iter().map(|node| node.cum.cpu_ns).sum();
+        let native: u64 = outer
+            .iter()
+            .flat_map(|node| profile.nodes().iter().filter(move |child| child.parent == Some(node.id)))
+            .filter(|child| profile.method_of(child).kind == pcct::MethodKind::Native)
+            .map(|child| child.cum.cpu_ns)
+            .sum();
+        assert!(total >= 500_000_000, "too little CPU in deflateBytesBytes: {total} ns\n{context}");
+        let share = native as f64 / total as f64;
+        assert!(share >= 0.95, "{:.1} % of deflateBytesBytes on native frames\n{context}", 100.0 * share);
+    }
+}
+
+one_jdk! {
+    fn the_jvms_own_threads_carry_libjvms_frames(jdk) {
+        let fixture = Fixture::new("native-threads");
+        let (_, profile, json) = run(jdk, &fixture, "Deflating", &[DEFLATIONS], "threads=all,");
+        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        assert!(sampler_counter(&json, "walks_native") >= 1, "no native walk of a JVM thread\n{context}");
+        // A frame of libjvm.so in a thread that runs no Java code: its path
+        // starts at the thread's kind (`[C2 CompilerThread]`, `[GC]`, ...).
+        let in_jvm_thread = profile.nodes().iter().any(|node| {
+            let method = profile.method_of(node);
+            method.class == "libjvm.so" && profile.path(node).first().is_some_and(|root| root.starts_with('['))
+        });
+        assert!(in_jvm_thread, "no libjvm.so frame under a JVM thread's root\n{context}");
+    }
+}
