@@ -14,12 +14,15 @@
 //!   (zlib's, loaded after the agent started: a walk that reaches a
 //!   library unknown yet makes the sampler read the modules again).
 //! - With `threads=all`, the JVM's own threads carry libjvm's frames.
+//! - `go tool pprof` reads the native functions, each in its library's
+//!   mapping; the flame graph and collapsed stacks name them.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use pcct_tests::pprof::go_pprof;
 use pcct_tests::stress::{compile_c_with, profile_json, sampler_counter};
-use pcct_tests::{jdk17, one_jdk, per_jdk, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
+use pcct_tests::{jdk17, one_jdk, per_jdk, run_pcct, Finished, Fixture, Jdk, Jvm, Profile, QUIET_HTTP};
 
 /// The JNI library's source.
 const NATIVE_SPLIT_C: &str = include_str!("../c/native_split.c");
@@ -141,5 +144,25 @@ one_jdk! {
             method.class == "libjvm.so" && profile.path(node).first().is_some_and(|root| root.starts_with('['))
         });
         assert!(in_jvm_thread, "no libjvm.so frame under a JVM thread's root\n{context}");
+    }
+}
+
+one_jdk! {
+    fn pprof_puts_each_native_function_in_its_librarys_mapping(jdk) {
+        let fixture = Fixture::new("native-pprof");
+        let library = library(&fixture, "libnativesplit.so", &[]);
+        let (_, profile, _) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), "100"], "");
+        let json = fixture.path("NativeSplit.json");
+        let output = run_pcct(&["report", json.to_str().unwrap(), "--format", "pprof"], fixture.dir());
+        assert!(output.status.success(), "pcct report failed: {}", String::from_utf8_lossy(&output.stderr));
+        let path = fixture.path("native.pb.gz");
+        std::fs::write(&path, &output.stdout).expect("write the pprof profile");
+        let top = go_pprof(&["-top", "-sample_index=cpu"], &path);
+        for name in ["seventy", "thirty", "Java_NativeSplit_work"] {
+            assert!(top.contains(name), "go tool pprof -top does not show {name}:\n{top}\n{}", profile.top_methods(8));
+        }
+        let raw = go_pprof(&["-raw"], &path);
+        let mappings = raw.split("Mappings").nth(1).unwrap_or_else(|| panic!("no mappings in -raw:\n{raw}"));
+        assert!(mappings.contains("libnativesplit.so"), "no mapping of the library:\n{raw}");
     }
 }

@@ -18,7 +18,13 @@ use crate::weight::Metric;
 const SEPARATOR: char = ';';
 
 fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
-    super::text_name(methods, tree.method(node), &[SEPARATOR])
+    method_name(methods, tree.method(node))
+}
+
+/// How `method` is written in collapsed stacks (escaped): what a flame
+/// graph tool sees as the frame's function.
+pub fn method_name(methods: &MethodTable, method: crate::MethodId) -> String {
+    super::text_name(methods, method, &[SEPARATOR])
 }
 
 /// Every context whose self weight in `metric` is positive, as text (see [`write_to`]).

@@ -15,6 +15,10 @@
 //! - **Functions:** one per method: `name` is `class.method`,
 //!   `system_name` adds the JVM descriptor, `filename` the source path
 //!   (`java/util/HashMap.java`), `start_line` the first line of its table.
+//!   A native function (`native=on`) is named by itself (`deflate`).
+//! - **Mappings:** one per library that native functions come from
+//!   (`libz.so.1`, its `filename`), each native function's locations in
+//!   it, as pprof groups code by the binary it is in.
 //!
 //! **Streaming.** A protobuf message is the concatenation of its fields,
 //! and repeated fields may come in any order and are appended by the
@@ -30,9 +34,9 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 
-use super::pprof_proto::{Function, Line, Location, Profile, Sample, ValueType};
+use super::pprof_proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
 use super::ReportOptions;
-use crate::method::{Builtin, MethodId, MethodTable};
+use crate::method::{Builtin, MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
 use crate::tree::{Pcct, TreeMode};
 use crate::weight::{Metric, Weight};
@@ -135,6 +139,8 @@ struct Writer<'a> {
     strings: HashMap<String, i64>,
     functions: HashMap<MethodId, u64>,
     locations: HashMap<(MethodId, i64), u64>,
+    /// Native functions' libraries, by name.
+    mappings: HashMap<String, u64>,
 }
 
 impl<'a> Writer<'a> {
@@ -146,6 +152,7 @@ impl<'a> Writer<'a> {
             strings: HashMap::new(),
             functions: HashMap::new(),
             locations: HashMap::new(),
+            mappings: HashMap::new(),
         }
     }
 
@@ -202,7 +209,9 @@ impl<'a> Writer<'a> {
         let info = self.methods.get(method);
         let display = info.display_name();
         let name = self.string(&display)?;
-        let system_name = if info.signature.is_empty() { name } else { self.string(&(display + &info.signature))? };
+        let native = info.kind == MethodKind::Native;
+        let system_name =
+            if info.signature.is_empty() || native { name } else { self.string(&(display + &info.signature))? };
         let filename = match info.source_path() {
             Some(path) => self.string(&path)?,
             None => 0,
@@ -221,10 +230,30 @@ impl<'a> Writer<'a> {
             return Ok(id);
         }
         let function_id = self.function(method)?;
+        let info = self.methods.get(method);
+        let mapping_id = match info.kind {
+            MethodKind::Native => self.mapping(&info.class)?,
+            _ => 0,
+        };
         let id = self.locations.len() as u64 + 1;
         self.locations.insert((method, line), id);
-        let location = Location { id, line: vec![Line { function_id, line, column: 0 }], ..Location::default() };
+        let line = vec![Line { function_id, line, column: 0 }];
+        let location = Location { id, mapping_id, line, ..Location::default() };
         self.emit(Profile { location: vec![location], ..Profile::default() })?;
+        Ok(id)
+    }
+
+    /// The id of the mapping of `library` (a native function's), written
+    /// when new.
+    fn mapping(&mut self, library: &str) -> io::Result<u64> {
+        if let Some(&id) = self.mappings.get(library) {
+            return Ok(id);
+        }
+        let id = self.mappings.len() as u64 + 1;
+        self.mappings.insert(library.to_string(), id);
+        let filename = self.string(library)?;
+        let mapping = Mapping { id, filename, has_functions: true, ..Mapping::default() };
+        self.emit(Profile { mapping: vec![mapping], ..Profile::default() })?;
         Ok(id)
     }
 
@@ -335,6 +364,40 @@ mod tests {
             .collect();
         stacks.sort();
         stacks
+    }
+
+    #[test]
+    fn native_functions_are_located_in_a_mapping_per_library() {
+        let mut methods = MethodTable::new();
+        let main = methods.intern("app.Main", "main", "([Ljava/lang/String;)V");
+        let jni = methods.intern_native("libzip.so", "Java_java_util_zip_Deflater_deflateBytesBytes");
+        let deflate = methods.intern_native("libz.so.1", "deflate");
+        let memcpy = methods.intern_native("libc.so.6", "memcpy");
+        let mut tree = Pcct::new(TreeConfig::default()).unwrap();
+        let mut marks = Marks::new();
+        let weight = Weight { samples: 1, cpu_ns: 1000, ..Weight::ZERO };
+        let stack = [Frame::new(main, 3), Frame::new(jni, -1), Frame::new(deflate, -1), Frame::new(memcpy, -1)];
+        tree.record(&mut marks, &stack, weight).unwrap();
+        let profile = decode(&write(&tree, &methods, &ReportOptions::default(), &PprofContext::default())).unwrap();
+        let libraries: Vec<&str> = profile.mapping.iter().map(|m| text(&profile, m.filename)).collect();
+        assert_eq!(libraries, ["libzip.so", "libz.so.1", "libc.so.6"]);
+        for location in &profile.location {
+            let function = profile.function.iter().find(|f| f.id == location.line[0].function_id).unwrap();
+            let name = text(&profile, function.name);
+            let mapping =
+                profile.mapping.iter().find(|m| m.id == location.mapping_id).map(|m| text(&profile, m.filename));
+            let expected = match name {
+                "app.Main.main" => None,
+                "deflate" => Some("libz.so.1"),
+                "memcpy" => Some("libc.so.6"),
+                _ => Some("libzip.so"),
+            };
+            assert_eq!(mapping, expected, "{name}");
+            assert_eq!(
+                text(&profile, function.system_name),
+                if name == "app.Main.main" { "app.Main.main([Ljava/lang/String;)V" } else { name }
+            );
+        }
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use axum::extract::{RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use inferno::flamegraph::color::{Color, PaletteMap};
 use pcct::export::{collapsed, ReportOptions};
-use pcct::Metric;
+use pcct::{MethodKind, MethodTable, Metric};
 
 use super::reports::too_large;
 use crate::error::ApiError;
@@ -14,9 +15,12 @@ use crate::params::{with_resource, Params};
 use crate::state::AppState;
 use crate::text_budget::within_budget;
 
-/// Renders collapsed-stack `lines` to SVG.
-pub fn render(lines: &str, title: &str, metric: Metric) -> Result<Vec<u8>, String> {
+/// Renders collapsed-stack `lines` to SVG, each frame coloured by what
+/// its method is in `methods` ([`palette`]).
+pub fn render(lines: &str, title: &str, metric: Metric, methods: &MethodTable) -> Result<Vec<u8>, String> {
+    let mut palette = palette(methods);
     let mut options = inferno::flamegraph::Options::default();
+    options.palette_map = Some(&mut palette);
     options.title = title.to_string();
     options.count_name = metric.unit().to_string();
     options.hash = true;
@@ -31,6 +35,42 @@ pub fn render(lines: &str, title: &str, metric: Metric) -> Result<Vec<u8>, Strin
         inferno::flamegraph::from_lines(&mut options, lines.lines(), &mut svg).map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// Every method's colour, by its kind, as async-profiler colours frames:
+/// Java green, native functions red (C++ ones, with `::`, yellow),
+/// pseudo-frames grey, allocated types and monitors' classes aqua; the
+/// shade from the name (inferno's names-based palettes would call a
+/// library without symbols, `libz.so.1`, or a JNI function,
+/// `Java_java_util_zip_...`, Java by its dots or capital).
+fn palette(methods: &MethodTable) -> PaletteMap {
+    let mut palette = PaletteMap::default();
+    for (id, method) in methods.iter() {
+        let name = collapsed::method_name(methods, id);
+        let shade = shade_of(&name);
+        let scale = |low: f64, span: f64| (low + span * shade) as u8;
+        let color = match method.kind {
+            MethodKind::Java => Color { r: scale(50.0, 60.0), g: scale(170.0, 60.0), b: scale(50.0, 60.0) },
+            MethodKind::Native if method.name.contains("::") => {
+                Color { r: scale(175.0, 55.0), g: scale(175.0, 55.0), b: scale(50.0, 20.0) }
+            }
+            MethodKind::Native => Color { r: scale(200.0, 55.0), g: scale(50.0, 80.0), b: scale(50.0, 80.0) },
+            MethodKind::Type => Color { r: scale(50.0, 60.0), g: scale(165.0, 55.0), b: scale(165.0, 55.0) },
+            MethodKind::Pseudo => {
+                let grey = scale(160.0, 40.0);
+                Color { r: grey, g: grey, b: grey }
+            }
+        };
+        palette.insert(name, color);
+    }
+    palette
+}
+
+/// A shade in [0, 1) from a name (FNV-1a), the same for a name every time.
+fn shade_of(name: &str) -> f64 {
+    let hash =
+        name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| (hash ^ byte as u64).wrapping_mul(0x100_0000_01b3));
+    (hash >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Contexts below this share of the total are left out of a flame graph by
@@ -58,10 +98,47 @@ pub async fn flamegraph(State(state): State<AppState>, RawQuery(query): RawQuery
     let budget = state.config.text_budget;
     let svg = with_snapshot(&state, move |profile| {
         within_budget(budget, |out| collapsed::write_to(out, &profile.tree, &profile.methods, &options))
-            .map(|lines| render(&lines, &title, metric))
+            .map(|lines| render(&lines, &title, metric, &profile.methods))
     })
     .await?
     .ok_or_else(too_large)?
     .map_err(ApiError::internal)?;
     Ok(([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fill of the frame titled `name` in `svg`, as (r, g, b).
+    fn fill_of(svg: &str, name: &str) -> (u8, u8, u8) {
+        let at = svg.find(&format!("<title>{name} (")).unwrap_or_else(|| panic!("no frame {name}:\n{svg}"));
+        let fill = &svg[at..][svg[at..].find("fill=\"rgb(").expect("a fill") + 10..];
+        let parts: Vec<u8> =
+            fill[..fill.find(')').expect(")")].split(',').map(|part| part.parse().expect("a byte")).collect();
+        (parts[0], parts[1], parts[2])
+    }
+
+    #[test]
+    fn frames_are_coloured_by_kind_not_by_their_names_look() {
+        let mut methods = MethodTable::new();
+        methods.intern("Main", "run", "()V");
+        methods.intern_native("libzip.so", "Java_java_util_zip_Deflater_deflateBytesBytes");
+        methods.intern_native("libz.so.1", "libz.so.1");
+        methods.intern_native("libjvm.so", "Thread::call_run()");
+        methods.intern_pseudo("[GC]");
+        let lines = "Main.run;Java_java_util_zip_Deflater_deflateBytesBytes;libz.so.1 10\n\
+                     [GC];Thread::call_run() 5\n";
+        let svg = String::from_utf8(render(lines, "t", Metric::Samples, &methods).expect("renders")).expect("UTF-8");
+        let (r, g, b) = fill_of(&svg, "Main.run");
+        assert!(g > r && g > b, "Java is green: {:?}", (r, g, b));
+        for native in ["Java_java_util_zip_Deflater_deflateBytesBytes", "libz.so.1"] {
+            let (r, g, b) = fill_of(&svg, native);
+            assert!(r >= 200 && g < 140 && b < 140, "{native} is red: {:?}", (r, g, b));
+        }
+        let (r, g, b) = fill_of(&svg, "Thread::call_run()");
+        assert!(r >= 175 && g >= 175 && b < 80, "C++ is yellow: {:?}", (r, g, b));
+        let (r, g, b) = fill_of(&svg, "[GC]");
+        assert!(r == g && g == b, "a pseudo-frame is grey: {:?}", (r, g, b));
+    }
 }
