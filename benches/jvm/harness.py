@@ -89,6 +89,10 @@ Commands (the release build comes first, unless --no-build):
       --configs base,pcct-10ms,pcct-noevents-10ms,jfr-default,jfr-noalloc,ap-alloc
                                                   # the cost of allocation sampling (issue 13), ~1.5 h
 
+Native frames (issue 41): a pcct configuration with native=on (--define NAME=pcct:interval=1ms;native=on)
+beside async-profiler's cpu event adds a table: the share of the Java threads' samples with a native frame
+below their deepest Java frame, and the agreement per native function (benches/jvm/shares.py, native_shares).
+
 Allocation sampling (issue 13): with ap-alloc or pcct-noevents-10ms among the configurations, a table
 gives per workload the CPU of pcct-10ms over pcct-noevents-10ms, of jfr-default over jfr-noalloc and of
 ap-alloc over base (per-round pairs), pcct's allocations recorded per second, and the agreement per
@@ -132,7 +136,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shares import correlation as shares_correlation  # noqa: E402  (beside this script)
-from shares import allocator_shares, inclusive_shares, method_spread, precision_difference, self_shares  # noqa: E402
+from shares import allocator_shares, inclusive_shares, method_spread, native_shares, precision_difference, self_shares  # noqa: E402,E501
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -698,14 +702,30 @@ def record_shares(record, spec):
         if result.returncode != 0:
             return f"pcct report --format collapsed failed: {result.stderr.strip()[-300:]}"
         collapsed.write_text(result.stdout)
+    native = None if "ap" in spec else pcct_native_names(record["profile"])
     try:
-        shares, no_java, total = self_shares(collapsed.read_text())
+        text = collapsed.read_text()
+        shares, no_java, total = self_shares(text, native or frozenset())
     except OSError as failure:
         return f"unreadable collapsed stacks {collapsed}: {failure}"
     # Methods below 0.001 % change no correlation: left out, to keep the records small.
     record.update(method_shares={m: v for m, v in shares.items() if v >= 1e-5}, no_java_share=no_java,
                   collapsed=str(collapsed), collapsed_total=total)
+    if "ap" in spec or native:
+        # Native functions below the Java frames (pcct with native=on, async-profiler's cpu event).
+        functions, with_native, _ = native_shares(text, native)
+        record.update(native_shares={f: v for f, v in functions.items() if v >= 1e-5}, native_share=with_native)
     return None
+
+
+def pcct_native_names(profile):
+    """The names pcct's collapsed stacks give native functions (its JSON profile's methods of kind
+    `native`): empty without native frames."""
+    try:
+        methods = json.loads(Path(profile).read_text()).get("methods", [])
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(m["name"] for m in methods if m.get("kind") == "native")
 
 
 def record_truth(record, truth_of):
@@ -970,6 +990,10 @@ def summarise(meta, runs):
                     entry["agreement"] = [shares_correlation(r["method_shares"], peer_by_round[r["round"]]["method_shares"])
                                           for r in mine if r["round"] in peer_by_round and "method_shares" in r
                                           and "method_shares" in peer_by_round[r["round"]]]
+                    entry["native_agreement"] = [
+                        shares_correlation(r["native_shares"], peer_by_round[r["round"]]["native_shares"])
+                        for r in mine if r["round"] in peer_by_round and r.get("native_shares")
+                        and peer_by_round[r["round"]].get("native_shares")]
     return summary
 
 
@@ -1177,6 +1201,22 @@ def allocation_table(meta, runs):
     return lines
 
 
+def native_table(runs, summary):
+    """Per workload and configuration with native frames: the median share of the Java threads' samples with
+    a native frame, and the agreement per native function with async-profiler in the same rounds."""
+    lines = ["| workload | configuration | samples with native frames (median) | agreement per native function "
+             "with async-profiler, same rounds (min–max) |", "|---|---|---|---|"]
+    for (workload, config), entry in sorted(summary.items()):
+        shares = [r["native_share"] for r in runs
+                  if r["workload"] == workload and r["config"] == config and r.get("ok") and "native_share" in r]
+        if not shares or not any(shares):
+            continue
+        agreement = entry.get("native_agreement")
+        lines.append(f"| {workload} | {config} | {100 * statistics.median(shares):.1f} % "
+                     f"| {fmt_precision(agreement) if agreement else '—'} |")
+    return lines
+
+
 def markdown(meta, runs, summary):
     done = len({r["round"] for r in runs})
     lines = [
@@ -1220,6 +1260,13 @@ def markdown(meta, runs, summary):
                   "agreement: correlation of the allocated bytes by allocating method (deepest Java frame below the "
                   "allocated type, benches/jvm/shares.py) with async-profiler's run of the same round:", "",
                   *allocations, ""]
+    natives = native_table(runs, summary)
+    if len(natives) > 2:
+        lines += ["Native frames (pcct with native=on, async-profiler's cpu event): the share of the Java threads' "
+                  "samples with a native frame below their deepest Java frame, and the agreement per native "
+                  "function (each such sample by its deepest native frame that is not the kernel's) with "
+                  "async-profiler's run of the same workload and round (benches/jvm/shares.py, native_shares):",
+                  "", *natives, ""]
     peers = peers_table(summary)
     if len(peers) > 2:
         lines += ["JFR samples and truncated stacks, medians of the rounds:", "", *peers, ""]

@@ -28,8 +28,10 @@ def normalise(frame):
     return ADDRESS.sub("0x", LAMBDA.sub("$$Lambda", frame.replace("/", ".")))
 
 
-def self_shares(collapsed_text):
-    """(method -> share of the samples' weight by self, share without a Java frame, total weight)."""
+def self_shares(collapsed_text, native=frozenset()):
+    """(method -> share of the samples' weight by self, share without a Java frame, total weight).
+    `native`: the names of pcct's native frames (`native=on`; async-profiler's are known by their missing
+    suffix), which are not Java frames."""
     per_method = collections.Counter()
     total = 0.0
     no_java = 0.0
@@ -47,7 +49,7 @@ def self_shares(collapsed_text):
             if not java and not any(frame.startswith("[") for frame in frames):
                 continue  # a JVM thread's native stack
         else:
-            java = [frame for frame in frames if not frame.startswith("[")]
+            java = [frame for frame in frames if not frame.startswith("[") and frame not in native]
         total += weight
         if java:
             per_method[normalise(java[-1])] += weight
@@ -56,6 +58,45 @@ def self_shares(collapsed_text):
     if total == 0:
         return {}, 0.0, 0.0
     return {method: weight / total for method, weight in per_method.items()}, no_java / total, total
+
+
+KERNEL_SUFFIX = "_[k]"
+
+
+def native_shares(collapsed_text, native=None):
+    """(native function -> share, share of the Java threads' weight with a native frame below the deepest
+    Java frame, that weight): each such sample by its deepest native frame that is not the kernel's (`_[k]`),
+    the Java threads' samples only. `native`: pcct's native frame names (from its JSON profile's methods of
+    kind `native`); None for async-profiler's annotated stacks, where a native frame is one without a suffix.
+    A library without symbols is named by its file name (async-profiler writes its path)."""
+    per_function = collections.Counter()
+    java_total = 0.0
+    for line in collapsed_text.splitlines():
+        stack, _, value = line.rpartition(" ")
+        try:
+            weight = float(value)
+        except ValueError:
+            continue
+        frames = stack.split(";")
+        if native is None:
+            is_java = [bool(JAVA_SUFFIX.search(frame)) for frame in frames]
+            is_native = [not java and not frame.endswith(KERNEL_SUFFIX) and not frame.startswith("[")
+                         for frame, java in zip(frames, is_java)]
+        else:
+            is_native = [frame in native for frame in frames]
+            is_java = [not own and not frame.startswith("[") for frame, own in zip(frames, is_native)]
+        if not any(is_java):
+            continue  # not a Java thread's sample
+        java_total += weight
+        deepest_java = max(index for index, java in enumerate(is_java) if java)
+        below = [frame for frame, own in zip(frames[deepest_java + 1:], is_native[deepest_java + 1:]) if own]
+        if below:
+            per_function[below[-1].rsplit("/", 1)[-1]] += weight
+    with_native = sum(per_function.values())
+    if with_native == 0:
+        return {}, 0.0, java_total
+    shares = {function: weight / with_native for function, weight in per_function.items()}
+    return shares, with_native / java_total, java_total
 
 
 def allocator_shares(collapsed_text):
@@ -195,3 +236,15 @@ def self_test():
     inclusive = inclusive_shares(stacks, ["T.spin", "T.read", "T.stat"])
     assert abs(inclusive["T.read"] - 703 / 1003) < 1e-9 and abs(inclusive["T.stat"] - 100 / 1003) < 1e-9, inclusive
     assert inclusive_shares("T.main 5\n", ["T.spin"]) == {}
+    pcct_native = ("G.main;D.deflateBytesBytes;Java_D;deflate;libz.so.1 60\nG.main;D.deflateBytesBytes;Java_D;deflate 30\n"
+                   "G.main;G.work 10\n[GC];[GC Thread];GCThread::run 50\n")
+    names = {"Java_D", "deflate", "libz.so.1", "GCThread::run"}
+    shares, with_native, total = native_shares(pcct_native, names)
+    assert shares == {"libz.so.1": 60 / 90, "deflate": 30 / 90} and with_native == 0.9 and total == 100, shares
+    shares, _, _ = self_shares(pcct_native, names)
+    assert abs(shares["D.deflateBytesBytes"] - 90 / 150) < 1e-9, shares
+    ap_native = ("G/main_[j];D/deflateBytesBytes_[j];Java_D;deflate;/usr/lib/libz.so.1 6\n"
+                 "G/main_[j];D/deflateBytesBytes_[j];Java_D;deflate;do_syscall_64_[k] 3\nG/main_[j] 1\n"
+                 "thread_native_entry;GCThread::run 5\n")
+    shares, with_native, total = native_shares(ap_native)
+    assert shares == {"libz.so.1": 6 / 9, "deflate": 3 / 9} and with_native == 0.9 and total == 10, shares
