@@ -131,6 +131,8 @@ pub struct Options {
     pub all_threads: bool,
     /// `native`: samples carry native frames (`on`/`off`).
     pub native: bool,
+    /// `kernel`: timers' samples carry kernel frames (`on`/`off`).
+    pub kernel: bool,
 }
 
 /// Who may ask for recompilation (the `recompile` option).
@@ -232,6 +234,7 @@ impl Default for Options {
             live: Some(DEFAULT_LIVE),
             all_threads: false,
             native: false,
+            kernel: false,
         }
     }
 }
@@ -512,6 +515,18 @@ pub const OPTIONS: &[OptionSpec] = &[
                   tables or frame pointers, named from its ELF symbols",
         apply: |o, v| set(&mut o.native, parse_switch(v)),
         show: |o| ("native", o.native.into()),
+    },
+    OptionSpec {
+        key: "kernel",
+        default: "off",
+        allowed: "on or off",
+        meaning: "samples of threads' own CPU timers (`timer=thread`) carry the kernel's frames where the thread was \
+                  in the kernel (a system call, a page fault), named from `/proc/kallsyms` and marked `_[k]` \
+                  (`do_syscall_64_[k]`): the call chain each timer records at its overflow. The kernel allows it \
+                  with `perf_event_paranoid` 1 or less, or CAP_PERFMON; where it refuses, `/api/status` says \
+                  so and samples carry none",
+        apply: |o, v| set(&mut o.kernel, parse_switch(v)),
+        show: |o| ("kernel", o.kernel.into()),
     },
     OptionSpec {
         key: "batch",
@@ -1000,6 +1015,7 @@ impl Options {
             live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
             all_threads: self.all_threads,
             native: self.native,
+            kernel: self.kernel,
             tree: pcct::TreeConfig {
                 mode: self.tree,
                 metric: match self.mode {

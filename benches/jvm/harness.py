@@ -185,6 +185,14 @@ SERVICE_THREADS = (
     "VM Thread", "VM Periodic Tas*", "GC Thread#*", "G1*", "C1 CompilerThre*", "C2 CompilerThre*",
     "Sweeper thread", "Service Thread", "Monitor Deflati*", "VM JFR Buffer*", "JFR *", "pcct-*",
 )
+# The JVM's own threads by the root pcct gives them with threads=all (sampler/src/thread_kinds.rs), by
+# their kernel names: the whole-process table holds the profile's CPU under each root against these.
+THREAD_KINDS = {
+    "[C2 CompilerThread]": ("C2 CompilerThre*",),
+    "[C1 CompilerThread]": ("C1 CompilerThre*",),
+    "[GC]": ("GC Thread*", "G1 *", "GC *", "ZWorker*", "Shenandoah*"),
+    "[VM Thread]": ("VM Thread",),
+}
 SMOKE = {"workloads": "demo", "configs": "base,pcct-10ms,jfr-default", "rounds": 2, "demo_seconds": 3}
 
 
@@ -553,8 +561,15 @@ def run_jvm(command, cwd, stdout_path, stderr_path, timeout_s):
     by_name = {name: 0.0 for name, _ in seen.values()}
     for name, cpu in seen.values():
         by_name[name] += cpu
+    kinds = {kind: 0.0 for kind in THREAD_KINDS}
+    for name, cpu in by_name.items():
+        kind = next((kind for kind, patterns in THREAD_KINDS.items()
+                     if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)), None)
+        if kind:
+            kinds[kind] += cpu
     return {
         "exit_status": process.returncode,
+        "kind_cpu_s": kinds,
         "timed_out": timed_out,
         "wall_s": wall,
         "user_s": usage.ru_utime,
@@ -569,6 +584,19 @@ def run_jvm(command, cwd, stdout_path, stderr_path, timeout_s):
         "threads_seen": len(seen),
         "thread_cpu_s": dict(sorted(by_name.items(), key=lambda kv: -kv[1])[:12]),
     }
+
+
+def profile_roots_cpu_s(path, names):
+    """The CPU (seconds) under each of the root's children named in `names` in a pcct JSON profile."""
+    profile = json.loads(Path(path).read_text())
+    method_names = {method["id"]: method["name"] for method in profile["methods"]}
+    cpu = dict.fromkeys(names, 0.0)
+    roots = {node["id"] for node in profile["nodes"] if node.get("parent") is None}
+    for node in profile["nodes"]:
+        name = method_names.get(node["method"])
+        if node.get("parent") in roots and name in cpu:
+            cpu[name] += node["cum"]["cpu_ns"] / 1e9
+    return cpu
 
 
 def profile_header(path):
@@ -640,6 +668,8 @@ def one_run(workload, setup, config, spec, output_base, timeout_s, classes, jvm_
             header = profile_header(profile)
             record.update(profile=str(profile), profile_total=header.get("total", {}),
                           sampler=compact_sampler(header.get("sampler", {})))
+            if pcct_options(spec["pcct"]).get("threads") == "all":
+                record.update(profile_kind_cpu_s=profile_roots_cpu_s(profile, THREAD_KINDS))
         except (OSError, ValueError) as failure:
             error = f"unreadable profile {profile}: {failure}"
     elif "jfr" in spec:
@@ -1201,6 +1231,28 @@ def allocation_table(meta, runs):
     return lines
 
 
+def whole_process_table(runs):
+    """Per workload and configuration with threads=all: profile CPU / process CPU, and per thread kind its
+    share of the process's CPU by the profile and by /proc, medians of the rounds."""
+    kinds = list(THREAD_KINDS)
+    lines = ["| workload | configuration | profile CPU / process CPU | "
+             + " | ".join(f"{kind} profile / kernel" for kind in kinds) + " |",
+             "|---|---|---|" + "---|" * len(kinds)]
+    groups = {}
+    for run in runs:
+        if run.get("ok") and run.get("profile_kind_cpu_s"):
+            groups.setdefault((run["workload"], run["config"]), []).append(run)
+    for (workload, config), mine in sorted(groups.items()):
+        cells = [fmt(median_or_none(ratio(profile_cpu_s(r), r["cpu_s"]) for r in mine))]
+        for kind in kinds:
+            profile = median_or_none(ratio(r["profile_kind_cpu_s"].get(kind, 0.0), r["cpu_s"]) for r in mine)
+            kernel = median_or_none(ratio(r.get("kind_cpu_s", {}).get(kind, 0.0), r["cpu_s"]) for r in mine)
+            cells.append(f"{fmt(100 * profile, 1) if profile is not None else '—'} % / "
+                         f"{fmt(100 * kernel, 1) if kernel is not None else '—'} %")
+        lines.append(f"| {workload} | {config} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def native_table(runs, summary):
     """Per workload and configuration with native frames: the median share of the Java threads' samples with
     a native frame, and the agreement per native function with async-profiler in the same rounds."""
@@ -1260,6 +1312,11 @@ def markdown(meta, runs, summary):
                   "agreement: correlation of the allocated bytes by allocating method (deepest Java frame below the "
                   "allocated type, benches/jvm/shares.py) with async-profiler's run of the same round:", "",
                   *allocations, ""]
+    whole = whole_process_table(runs)
+    if len(whole) > 2:
+        lines += ["The whole process (pcct with threads=all): the profile's CPU over the process's (wait4), and the "
+                  "share of the process's CPU under each JVM thread kind, by the profile and by the kernel "
+                  "(/proc/<pid>/task/*/stat, polled every 200 ms), medians of the rounds:", "", *whole, ""]
     natives = native_table(runs, summary)
     if len(natives) > 2:
         lines += ["Native frames (pcct with native=on, async-profiler's cpu event): the share of the Java threads' "

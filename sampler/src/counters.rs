@@ -275,6 +275,8 @@ counters! {
     /// threads' last Java frames, and the stacks of threads that run no
     /// Java code.
     frames_native,
+    /// Of `frames_native`, the kernel's (`kernel=on`).
+    frames_kernel,
     /// Java frames in the samples pcct's walker walked, and of those, the
     /// ones taken unchanged from the thread's previous walk (Whaley's marked
     /// frames) instead of being decoded.

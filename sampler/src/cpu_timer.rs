@@ -56,7 +56,7 @@
 //! descriptor reused by another thread's timer whose slot's thread id is
 //! not the receiver's: it is refused either way.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use perf_event_open_sys as perf;
@@ -73,6 +73,30 @@ static TIMER_VALUES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) 
 
 /// Descriptor -> the address of its timer's perf page (0: none).
 static TIMER_PAGES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
+
+/// Descriptor -> its timer's page is followed by a ring of call chains.
+static TIMER_RINGS: [AtomicBool; MAX_TIMER_FD] = [const { AtomicBool::new(false) }; MAX_TIMER_FD];
+
+/// The ring of call chains after the perf page of the timer on descriptor
+/// `fd`, if it has one: (page, ring's length in bytes). Async-signal-safe.
+#[inline]
+pub(crate) fn ring_of(fd: i32) -> Option<(usize, usize)> {
+    let index = usize::try_from(fd).ok()?;
+    let page = TIMER_PAGES.get(index)?.load(Ordering::Acquire);
+    let ring = TIMER_RINGS.get(index)?.load(Ordering::Acquire);
+    (page != 0 && ring).then(|| (page, PAGE_SIZE.load(Ordering::Relaxed)))
+}
+
+/// Whether the timer on descriptor `fd` has a ring of call chains mapped.
+/// Async-signal-safe.
+#[inline]
+pub(crate) fn has_ring(fd: i32) -> bool {
+    ring_of(fd).is_some()
+}
+
+/// The system's page size, read when a timer's page is mapped (the handler
+/// reads no sysconf).
+static PAGE_SIZE: AtomicUsize = AtomicUsize::new(4096);
 
 /// Most timer pages mapped at once (1 MiB of locked memory, a few hundred
 /// of the process's `vm.max_map_count` mappings).
@@ -164,23 +188,69 @@ pub struct ThreadTimer {
     /// calls, page faults); false where the kernel only allows user time
     /// (`perf_event_paranoid` 2 for an unprivileged process).
     pub counts_kernel: bool,
+    /// The event records the kernel's call chain at each overflow, into
+    /// the ring after its page ([`ThreadTimer::map_page`] maps both).
+    chain: bool,
+}
+
+/// The errno with which the kernel refused a timer's call chains (0: not
+/// refused, or not asked); then no later timer asks.
+static KERNEL_REFUSED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Why the kernel refused timers' call chains (`kernel=on`), if it did: an
+/// errno (`perf_event_paranoid` above 1 without CAP_PERFMON gives EACCES).
+pub fn kernel_frames_refused() -> Option<i32> {
+    Some(KERNEL_REFUSED.load(Ordering::Relaxed)).filter(|&errno| errno != 0)
+}
+
+/// Pages a timer maps: its perf page, and with call chains one page of
+/// ring after it (a record of at most `kernel_frames::MAX_KERNEL_FRAMES`
+/// addresses fits).
+fn mapped_pages(chain: bool) -> usize {
+    if chain {
+        2
+    } else {
+        1
+    }
 }
 
 impl ThreadTimer {
     /// Opens a timer on thread `tid` (of this process) that sends it
     /// `signal` after every `period` of its CPU time, for the sample of
     /// signal value `value`.
-    pub fn open(tid: i32, period: Duration, signal: i32, value: usize) -> Result<ThreadTimer, TimerError> {
+    ///
+    /// With `kernel_frames`, the event also records the kernel's call
+    /// chain at each overflow (`kernel_frames`), where the kernel allows
+    /// it; where it refuses, the timer opens without ([`kernel_frames_refused`]
+    /// says why, once for the process).
+    pub fn open(
+        tid: i32,
+        period: Duration,
+        signal: i32,
+        value: usize,
+        kernel_frames: bool,
+    ) -> Result<ThreadTimer, TimerError> {
         if !signal_allowed(signal) {
             return Err(TimerError::QueuedSignal);
         }
-        let (fd, counts_kernel) = match open_event(tid, period, false) {
-            Ok(fd) => (fd, true),
-            Err(libc::EACCES | libc::EPERM) => (open_event(tid, period, true).map_err(TimerError::Os)?, false),
+        let chain = kernel_frames && KERNEL_REFUSED.load(Ordering::Relaxed) == 0;
+        let opened = match open_event(tid, period, false, chain) {
+            Err(errno @ (libc::EACCES | libc::EPERM | libc::EINVAL)) if chain => {
+                KERNEL_REFUSED.store(errno, Ordering::Relaxed);
+                open_event(tid, period, false, false).map(|fd| (fd, false))
+            }
+            other => other.map(|fd| (fd, chain)),
+        };
+        let (fd, counts_kernel, chain) = match opened {
+            Ok((fd, chain)) => (fd, true, chain),
+            Err(libc::EACCES | libc::EPERM) => {
+                (open_event(tid, period, true, false).map_err(TimerError::Os)?, false, false)
+            }
             Err(errno) => return Err(TimerError::Os(errno)),
         };
         // From here on `timer` closes the descriptor on every early return.
-        let timer = ThreadTimer { fd, period, page: 0, page_asked: false, counts_kernel };
+        let timer = ThreadTimer { fd, period, page: 0, page_asked: false, counts_kernel, chain };
+        crate::kernel_frames::forget(fd);
         if fd as usize >= descriptor_limit() {
             return Err(TimerError::DescriptorTooHigh);
         }
@@ -220,10 +290,12 @@ impl ThreadTimer {
             PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
             return false;
         }
-        // SAFETY: maps one page of a perf event we own, read-only and
-        // shared, at an address the kernel chooses; nothing else is touched.
-        let page =
-            unsafe { libc::mmap(std::ptr::null_mut(), page_size(), libc::PROT_READ, libc::MAP_SHARED, self.fd, 0) };
+        // SAFETY: maps the perf page (and its ring) of a perf event we own,
+        // read-only (the kernel then overwrites the ring's oldest records)
+        // and shared, at an address the kernel chooses; nothing else is
+        // touched.
+        let length = mapped_pages(self.chain) * page_size();
+        let page = unsafe { libc::mmap(std::ptr::null_mut(), length, libc::PROT_READ, libc::MAP_SHARED, self.fd, 0) };
         if page == libc::MAP_FAILED {
             PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
             return false;
@@ -231,6 +303,9 @@ impl ThreadTimer {
         self.page = page as usize;
         if let Some(entry) = TIMER_PAGES.get(self.fd as usize) {
             entry.store(self.page, Ordering::Release);
+        }
+        if let Some(entry) = TIMER_RINGS.get(self.fd as usize) {
+            entry.store(self.chain, Ordering::Release);
         }
         true
     }
@@ -247,11 +322,14 @@ impl Drop for ThreadTimer {
         if let Some(page) = TIMER_PAGES.get(self.fd as usize) {
             page.store(0, Ordering::Release);
         }
+        if let Some(ring) = TIMER_RINGS.get(self.fd as usize) {
+            ring.store(false, Ordering::Release);
+        }
         if self.page != 0 {
             // SAFETY: unmaps the one page `map_page` mapped for this timer,
             // once; a handler still reading it reads through a fault-safe
             // read (`switches`).
-            unsafe { libc::munmap(self.page as *mut libc::c_void, page_size()) };
+            unsafe { libc::munmap(self.page as *mut libc::c_void, mapped_pages(self.chain) * page_size()) };
             PAGES_MAPPED.fetch_sub(1, Ordering::Relaxed);
         }
         // SAFETY: closes the descriptor this timer owns, once.
@@ -261,13 +339,17 @@ impl Drop for ThreadTimer {
 
 fn page_size() -> usize {
     // SAFETY: sysconf only reads a system value.
-    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    let size = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    PAGE_SIZE.store(size, Ordering::Relaxed);
+    size
 }
 
 /// `perf_event_open` of a disabled `cpu-clock` event on `tid` overflowing
-/// every `period`; `user_only` leaves kernel time out. Returns the
+/// every `period`; `user_only` leaves kernel time out; `chain` records the
+/// kernel's call chain (not the user's) at each overflow, written
+/// backward, so the newest record starts at the ring's head. Returns the
 /// descriptor or the errno.
-fn open_event(tid: i32, period: Duration, user_only: bool) -> Result<i32, i32> {
+fn open_event(tid: i32, period: Duration, user_only: bool, chain: bool) -> Result<i32, i32> {
     let mut attr = perf::bindings::perf_event_attr {
         type_: perf::bindings::PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
@@ -278,6 +360,12 @@ fn open_event(tid: i32, period: Duration, user_only: bool) -> Result<i32, i32> {
     attr.set_disabled(1);
     attr.set_exclude_hv(1);
     attr.set_exclude_kernel(user_only as u64);
+    if chain {
+        attr.sample_type = perf::bindings::PERF_SAMPLE_CALLCHAIN as u64;
+        attr.set_exclude_callchain_user(1);
+        attr.set_write_backward(1);
+        attr.sample_max_stack = crate::kernel_frames::MAX_KERNEL_FRAMES as u16;
+    }
     // SAFETY: perf_event_open reads one perf_event_attr we own.
     let fd =
         unsafe { perf::perf_event_open(&mut attr, tid, -1, -1, perf::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong) };
@@ -356,7 +444,7 @@ mod tests {
     /// to its own signals), else a refusal fails the test.
     fn open_on(tid: i32, signal: i32, value: usize) -> Option<ThreadTimer> {
         EXPECTED_TID.store(tid, Ordering::Relaxed);
-        match ThreadTimer::open(tid, Duration::from_millis(1), signal, value) {
+        match ThreadTimer::open(tid, Duration::from_millis(1), signal, value, false) {
             Ok(timer) => Some(timer),
             Err(error) => {
                 let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
@@ -447,7 +535,7 @@ mod tests {
     #[test]
     fn real_time_signals_are_refused() {
         let tid = crate::slots::current_tid();
-        let refused = ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGRTMIN() + 3, 1);
+        let refused = ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGRTMIN() + 3, 1, false);
         assert_eq!(refused.err(), Some(TimerError::QueuedSignal));
         assert!(signal_allowed(libc::SIGPROF) && !signal_allowed(libc::SIGRTMAX()));
     }

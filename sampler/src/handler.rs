@@ -40,7 +40,8 @@
 //!    never a crash; the walker bounds every loop and checks every address
 //!    it follows (the thread's stack, the code heaps, jmethodIDs that point
 //!    back to their method). So does the read of a timer's perf page
-//!    (which the sampler may unmap meanwhile). It also issues prefetch
+//!    and its ring of kernel call chains (`kernel_frames`), which the
+//!    sampler may unmap meanwhile. It also issues prefetch
 //!    hints for VM addresses (`PREFETCHT0`: no value is read, and no
 //!    address, however bad, can fault).
 //!
@@ -55,7 +56,9 @@
 //!
 //! # The walk
 //!
-//! With `native=on`, the native frames come first: from the interrupted
+//! With `kernel=on`, a timer's signal's kernel frames come first (the call
+//! chain its timer recorded when the thread was in the kernel). With
+//! `native=on`, the native frames come next: from the interrupted
 //! registers, when they are outside the code HotSpot generated, to the
 //! thread's last Java frame (`native_frames`); a thread that runs no Java
 //! code has only those. Then pcct's own HotSpot walker
@@ -174,6 +177,7 @@ use crate::cycles::{self, Part};
 use crate::doorbell::DOORBELL;
 use crate::hotspot::walker::{Broken, Ending};
 use crate::hotspot::{self, cache::FrameCache, memory::VmMemory, walker};
+use crate::kernel_frames;
 use crate::native_frames;
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
@@ -336,7 +340,9 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
     let unwalked = match (timed, clock.cpu_start()) {
         // A thread that runs no Java code has nothing to walk but its
         // native frames, if they are asked for.
-        _ if slot.is_native() && !native_frames::enabled() => Some(RESULT_NATIVE_THREAD),
+        _ if slot.is_native() && !native_frames::enabled() && timer.is_none_or(|fd| !cpu_timer::has_ring(fd)) => {
+            Some(RESULT_NATIVE_THREAD)
+        }
         (false, Some(start)) => unwalked_result(slot, checksum, start),
         _ => None,
     };
@@ -346,11 +352,11 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
             Captured { result, walker: Walker::None, broken: 0, region, reused: 0 }
         }
         // SAFETY: as below, for its native frames alone.
-        None if slot.is_native() => unsafe { capture_native_thread(slot, place, &registers) },
+        None if slot.is_native() => unsafe { capture_native_thread(slot, place, &registers, timer) },
         // SAFETY: the slot is IN_HANDLER behind `place.waiting` samples, so
         // the region `place` borrowed, or one of its own not in
         // `place.busy`, is this handler's; `ucontext` is the kernel's.
-        None => unsafe { capture(slot, place, ucontext, &registers, tid) },
+        None => unsafe { capture(slot, place, ucontext, &registers, tid, timer) },
     };
     let (handler_ns, end) = clock.stop();
     if counted.is_some() {
@@ -663,6 +669,7 @@ unsafe fn capture(
     ucontext: *mut c_void,
     registers: &[u64; REGISTER_COUNT],
     tid: i32,
+    timer: Option<i32>,
 ) -> Captured {
     // SAFETY: the history is null or a live History (see
     // `Slot::handler_history`), and the slot is IN_HANDLER: it is this
@@ -690,7 +697,8 @@ unsafe fn capture(
                 // SAFETY: the region holds `capacity` frames and is ours
                 // (not in `place.busy`).
                 let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
-                native = java_threads_native_frames(vm, thread, registers, all);
+                native = kernel_frames_of(timer, all);
+                native += java_threads_native_frames(vm, thread, registers, all.get_mut(native..).unwrap_or_default());
                 let out = all.get_mut(native..).unwrap_or_default();
                 let walk = match history.as_deref_mut() {
                     Some(history) => {
@@ -788,7 +796,12 @@ unsafe fn capture(
 /// As for [`capture`]: the slot is IN_HANDLER behind `place.waiting`
 /// samples, so the region `place` borrowed, or the slot's own regions not
 /// in `place.busy`, are the caller's to write.
-unsafe fn capture_native_thread(slot: &Slot, place: Place, registers: &[u64; REGISTER_COUNT]) -> Captured {
+unsafe fn capture_native_thread(
+    slot: &Slot,
+    place: Place,
+    registers: &[u64; REGISTER_COUNT],
+    timer: Option<i32>,
+) -> Captured {
     let region = place.borrowed.or_else(|| place.free_own_region()).unwrap_or(usize::MAX);
     let unwalked =
         Captured { result: RESULT_NATIVE_THREAD, walker: Walker::None, broken: 0, region: region as u8, reused: 0 };
@@ -798,10 +811,20 @@ unsafe fn capture_native_thread(slot: &Slot, place: Place, registers: &[u64; REG
     let sp = registers[registers::RSP];
     let start = pcct_native::Registers { pc: registers[registers::RIP], sp, fp: registers[registers::RBP] };
     let generated = |pc: u64| hotspot::vm().is_some_and(|vm| walker::in_generated_code(&vm.layout, pc as usize));
-    match native_frames::unwind(start, native_frames::native_thread_stack(sp), None, generated, out) {
+    let kernel = kernel_frames_of(timer, out);
+    let user = out.get_mut(kernel..).unwrap_or_default();
+    match kernel + native_frames::unwind(start, native_frames::native_thread_stack(sp), None, generated, user) {
         0 => unwalked,
         frames => Captured { result: frames as i32, walker: Walker::Native, ..unwalked },
     }
+}
+
+/// The kernel frames of a timer's signal (`kernel=on`: the call chain its
+/// timer recorded, `kernel_frames`), written at the start of `out`; 0 for
+/// the sampler's signal. Async-signal-safe.
+#[inline]
+fn kernel_frames_of(timer: Option<i32>, out: &mut [CallFrame]) -> usize {
+    timer.map_or(0, |fd| kernel_frames::read(fd, out))
 }
 
 /// The native frames of the Java thread `thread` (`native=on`), written at

@@ -17,6 +17,8 @@
 //! - [`agct`]: AsyncGetCallTrace's types and result codes.
 //! - [`native_frames`]: native frames (`native=on`): the unwinder the
 //!   handler calls (`pcct-native`) and the names of native code.
+//! - [`kernel_frames`]: kernel frames (`kernel=on`): the call chains the
+//!   threads' timers record, read by the handler, named from kallsyms.
 //! - [`sampler`]: the loop: drain, resolve names, update the PCCT through
 //!   each thread's marked frames, choose and signal threads.
 //! - [`named_stack`]: each thread's previous stack, raw and named, so only
@@ -54,6 +56,7 @@ pub mod events;
 pub mod handler;
 pub mod heap;
 pub mod hotspot;
+pub mod kernel_frames;
 pub mod live_heap;
 mod named_stack;
 pub mod native_frames;

@@ -29,7 +29,9 @@
 //!
 //! # On the sampler thread
 //!
-//! [`NativeFrames`] owns the process's modules, refreshes them every
+//! [`NativeFrames`] (also for `kernel=on` alone, to name kernel frames
+//! through `kernel_frames::KernelSymbols`) owns the process's modules,
+//! refreshes them every
 //! [`REFRESH_EVERY`] (a library loaded later gets its unwind tables then)
 //! and publishes a new unwinder snapshot when they changed; it names the
 //! addresses of new frames ([`NativeFrames::name`]), a native function as a
@@ -42,6 +44,7 @@ use pcct_native::{CachePool, Ending, Modules, Registers, StackBounds, Symbolizer
 
 use crate::agct::CallFrame;
 use crate::hotspot::memory::{Memory, VmMemory};
+use crate::kernel_frames::{KernelSymbols, KERNEL_LIBRARY, KERNEL_START};
 
 /// The line of a native frame in a sample: its method id is a code address
 /// ([`unwind`]). No Java frame has it (a bytecode index is at least -1).
@@ -193,6 +196,11 @@ impl NativeName {
 pub struct NativeFrames {
     modules: Modules,
     symbolizer: Symbolizer,
+    /// The kernel's symbols, read at the first kernel frame (`kernel=on`).
+    kernel: Option<KernelSymbols>,
+    /// The handler's unwinder was published (`native=on`; with
+    /// `kernel=on` alone, only names are needed).
+    unwinds: bool,
     refreshed: Instant,
     /// The wait before an asked refresh ([`REFRESH_ASKED_AFTER`], doubled
     /// while asked refreshes find nothing).
@@ -200,14 +208,27 @@ pub struct NativeFrames {
 }
 
 impl NativeFrames {
-    /// Reads the process's modules and publishes the handler's unwinder
-    /// (once per process: a later call fails). Returns the status line.
-    pub fn start() -> Result<(NativeFrames, String), String> {
+    /// Reads the process's modules and, with `unwind`, publishes the
+    /// handler's unwinder (once per process: a later call fails). Returns
+    /// the status line.
+    pub fn start(unwind: bool) -> Result<(NativeFrames, String), String> {
         let modules = Modules::load().map_err(|error| format!("cannot read the process's modules: {error}"))?;
+        let refreshed = Instant::now();
+        let native = |modules| NativeFrames {
+            modules,
+            symbolizer: Symbolizer::new(),
+            kernel: None,
+            unwinds: unwind,
+            refreshed,
+            asked_wait: REFRESH_ASKED_AFTER,
+        };
+        if !unwind {
+            return Ok((native(modules), "off (native=off)".to_string()));
+        }
         let cpus = std::thread::available_parallelism().map_or(8, |cpus| cpus.get());
-        let native = Box::new(HandlerNative { unwinder: Unwinder::new(&modules), pool: CachePool::new(2 * cpus) });
-        let pool = native.pool.len();
-        let published = Box::into_raw(native);
+        let handler = Box::new(HandlerNative { unwinder: Unwinder::new(&modules), pool: CachePool::new(2 * cpus) });
+        let pool = handler.pool.len();
+        let published = Box::into_raw(handler);
         if HANDLER_NATIVE
             .compare_exchange(std::ptr::null_mut(), published, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
@@ -221,10 +242,7 @@ impl NativeFrames {
             "on: {} modules ({with_tables} with unwind tables read), {pool} unwind caches",
             modules.list().len()
         );
-        let refreshed = Instant::now();
-        let native =
-            NativeFrames { modules, symbolizer: Symbolizer::new(), refreshed, asked_wait: REFRESH_ASKED_AFTER };
-        Ok((native, status))
+        Ok((native(modules), status))
     }
 
     /// Every [`REFRESH_EVERY`], and sooner when a handler asked (backing
@@ -232,6 +250,9 @@ impl NativeFrames {
     /// modules again and publishes a new unwinder if a library was loaded
     /// or unloaded. Returns whether one was.
     pub fn refresh_if_due(&mut self, now: Instant) -> bool {
+        if !self.unwinds {
+            return false;
+        }
         let asked = REFRESH_ASKED.load(Ordering::Relaxed);
         if !refresh_due(now.duration_since(self.refreshed), asked, self.asked_wait) {
             return false;
@@ -252,6 +273,10 @@ impl NativeFrames {
     pub fn name(&mut self, address: usize) -> Option<NativeName> {
         if address == TRUNCATED {
             return Some(NativeName::Truncated);
+        }
+        if address >= KERNEL_START {
+            let function = self.kernel.get_or_insert_with(KernelSymbols::read).name(address);
+            return Some(NativeName::Function { library: KERNEL_LIBRARY.to_string(), function });
         }
         let symbol = self.symbolizer.symbolize(&self.modules, address as u64)?;
         let function = symbol.function.unwrap_or_else(|| symbol.library.to_string());

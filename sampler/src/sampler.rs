@@ -76,6 +76,7 @@ use crate::event_stacks::EventStacks;
 use crate::events::Event;
 use crate::handler::{self, Walker};
 use crate::hotspot::walker::Broken;
+use crate::kernel_frames::KERNEL_START;
 use crate::live_heap::LiveObject;
 use crate::named_stack::{NamedStack, ResolvedStack};
 use crate::native_frames::{NativeFrames, NATIVE_BCI};
@@ -308,12 +309,13 @@ fn fill_event_stack(stack: &mut Vec<Frame>, named: &[Frame], truncated: bool, de
     stack.push(Frame::new(class, NO_BCI));
 }
 
-/// Starts native frames if `native=on`, and says how in the VM's status.
+/// Starts native frames if `native=on` (their names only, for kernel
+/// frames, with `kernel=on` alone), and says how in the VM's status.
 fn start_native_frames(shared: &Shared) -> Option<NativeFrames> {
-    if !shared.config.native {
+    if !shared.config.native && !shared.config.kernel {
         return None;
     }
-    let (native, status) = match NativeFrames::start() {
+    let (native, status) = match NativeFrames::start(shared.config.native) {
         Ok((native, status)) => (Some(native), status),
         Err(reason) => (None, format!("off: {reason}")),
     };
@@ -1014,6 +1016,10 @@ impl<'r> Sampler<'r> {
         record.top_len = frames.len().min(TOP_FRAMES) as u8;
         let counters = &self.shared.counters;
         counters_add(&counters.frames_native, native.len() as u64);
+        counters_add(
+            &counters.frames_kernel,
+            native.iter().filter(|&&(address, _)| address >= KERNEL_START).count() as u64,
+        );
         if profile.tree.record(&mut state.marks, frames, weight).is_err() {
             counters_add(&counters.samples_dropped_full, 1);
             return Outcome::DroppedFull;
@@ -1133,8 +1139,9 @@ impl<'r> Sampler<'r> {
             let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
             self.scratch_stack.push(Frame::new(method, if bci == NATIVE_BCI { NO_BCI } else { bci }));
         }
-        let native = used.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI).count();
-        counters_add(&counters.frames_native, native as u64);
+        let native = used.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI);
+        counters_add(&counters.frames_native, native.clone().count() as u64);
+        counters_add(&counters.frames_kernel, native.filter(|&&(address, _)| address >= KERNEL_START).count() as u64);
         if let Some(named) = named {
             named.keep(used, &self.scratch_stack, self.methods_epoch);
         }
@@ -1207,7 +1214,7 @@ impl<'r> Sampler<'r> {
                 slot.prepare_history();
                 let value = handler::encode(index, generation);
                 let signals = slot.timer_signals.load(Ordering::Acquire);
-                match ThreadTimer::open(tid, interval, signal, value) {
+                match ThreadTimer::open(tid, interval, signal, value, self.shared.config.kernel) {
                     Ok(timer) => {
                         if self.shared.config.batch > interval {
                             // Its samples queue for a batch: behind its

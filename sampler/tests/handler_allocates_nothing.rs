@@ -159,7 +159,7 @@ fn the_handler_allocates_nothing_on_any_path() {
     // too in this test binary.
     pcct_sampler::signal::install(libc::SIGPROF).expect("install the handler for SIGPROF");
     let value = encode(key.slot, key.generation);
-    match ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGPROF, value) {
+    match ThreadTimer::open(tid, Duration::from_millis(1), libc::SIGPROF, value, false) {
         Ok(timer) => {
             wait_for("timer samples", Duration::from_secs(20), || {
                 counters.timer_samples.load(Ordering::SeqCst) >= timer_before + 20
@@ -380,6 +380,16 @@ const HANDLER_FILES: &[HandlerFile] = &[
             ("NativeFrames::refresh_if_due", "the sampler thread, between its drains"),
             ("NativeFrames::name", "the sampler thread, naming new frames"),
             ("endings", "counters' snapshots, for /metrics and /api/status"),
+        ],
+    ),
+    (
+        "kernel_frames.rs",
+        include_str!("../src/kernel_frames.rs"),
+        &[
+            ("forget", "the sampler thread, when it opens a timer"),
+            ("KernelSymbols::read", "the sampler thread, naming the first kernel frame"),
+            ("KernelSymbols::parse", "the sampler thread, naming the first kernel frame"),
+            ("KernelSymbols::name", "the sampler thread, naming new frames"),
         ],
     ),
     (

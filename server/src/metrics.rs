@@ -39,6 +39,8 @@ const FAMILIES: &[(&str, &str, MetricType, &[&str])] = &[
     ("pcct_walker_breaks_total", "Walks pcct's own walker stopped early, by reason.", MetricType::COUNTER, &["reason"]),
     ("pcct_walker_frames_total", "Java frames in pcct's walks: walked (all of them) and reused (taken unchanged from the thread's previous walk, its marked frames).", MetricType::COUNTER, &["kind"]),
     ("pcct_native_frames_total", "Native frames in recorded samples (native=on): below Java threads' last Java frames, and the stacks of threads that run no Java code.", MetricType::COUNTER, &[]),
+    ("pcct_kernel_frames_total", "Of pcct_native_frames_total, the kernel's (kernel=on): the call chains threads' timers recorded where the thread was in the kernel.", MetricType::COUNTER, &[]),
+    ("pcct_kernel_frames_refused", "1 when kernel=on but the kernel refused the timers' call chains (perf_event_paranoid above 1 without CAP_PERFMON): samples carry no kernel frames; /api/status says why.", MetricType::GAUGE, &[]),
     ("pcct_native_walks_total", "Native walks (native=on) by how they ended: root (the stack's bottom), java_frame (the last Java frame), unknown_code (a return into generated code, or code in no module), and the truncated ones: buffer_full, read_refused, sp_not_increasing, sp_outside_stack, bad_unwind_data, no_cache (every unwind cache in use).", MetricType::COUNTER, &["ending"]),
     ("pcct_samples_truncated_total", "Stacks deeper than the configured depth.", MetricType::COUNTER, &[]),
     ("pcct_drains_deferred_total", "Ticks whose drain waited for a reader holding the profile.", MetricType::COUNTER, &[]),
@@ -279,6 +281,9 @@ impl SamplerCollector {
             put("pcct_walker_frames_total", counter(value as f64, vec![label("kind", kind)]));
         }
         put("pcct_native_frames_total", c(counters.frames_native));
+        put("pcct_kernel_frames_total", c(counters.frames_kernel));
+        let refused = self.shared.config.kernel && pcct_sampler::cpu_timer::kernel_frames_refused().is_some();
+        put("pcct_kernel_frames_refused", g(if refused { 1.0 } else { 0.0 }));
         for (ending, value) in &counters.native_endings {
             put("pcct_native_walks_total", counter(*value as f64, vec![label("ending", ending)]));
         }

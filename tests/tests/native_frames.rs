@@ -16,6 +16,11 @@
 //! - With `threads=all`, the JVM's own threads carry libjvm's frames.
 //! - `go tool pprof` reads the native functions, each in its library's
 //!   mapping; the flame graph and collapsed stacks name them.
+//! - With `kernel=on`, SyscallTruth's 32 MiB reads stand on the kernel's
+//!   frames (`vfs_read_[k]`, ...), above the JNI and libc frames of the
+//!   read. Where the kernel refuses call chains, the test fails unless
+//!   `PCCT_ALLOW_NO_KERNEL_FRAMES` is set (then it checks that the status
+//!   says so).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -164,5 +169,42 @@ one_jdk! {
         let raw = go_pprof(&["-raw"], &path);
         let mappings = raw.split("Mappings").nth(1).unwrap_or_else(|| panic!("no mappings in -raw:\n{raw}"));
         assert!(mappings.contains("libnativesplit.so"), "no mapping of the library:\n{raw}");
+    }
+}
+
+one_jdk! {
+    fn kernel_frames_stand_above_a_reads_native_frames(jdk) {
+        let fixture = Fixture::new("native-kernel");
+        let files = fixture.path("files");
+        let (_, profile, json) = run(jdk, &fixture, "SyscallTruth", &[files.to_str().unwrap(), "2"], "kernel=on,");
+        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let kernel = |node: &&pcct::export::json::JsonNode| profile.method_of(node).class == "[kernel]";
+        let in_kernel: Vec<_> = profile.nodes().iter().filter(kernel).collect();
+        if in_kernel.is_empty() && std::env::var_os("PCCT_ALLOW_NO_KERNEL_FRAMES").is_some() {
+            eprintln!("no kernel frames, allowed by PCCT_ALLOW_NO_KERNEL_FRAMES");
+            return;
+        }
+        assert!(sampler_counter(&json, "frames_kernel") > 0, "no kernel frame (set PCCT_ALLOW_NO_KERNEL_FRAMES where the kernel refuses)\n{context}");
+        // Every kernel frame is named `<function>_[k]`, stands in a read's
+        // or stat's native frames, and has only kernel frames below it.
+        for node in &in_kernel {
+            let method = profile.method_of(node);
+            assert!(method.name.ends_with("_[k]"), "{method:?}\n{context}");
+            let path = profile.path(node);
+            assert!(path.iter().any(|frame| frame.starts_with("SyscallTruth.")), "{path:?}\n{context}");
+            let children = profile.nodes().iter().filter(|child| child.parent == Some(node.id));
+            for child in children {
+                assert!(kernel(&child), "a user frame under a kernel frame: {:?}\n{context}", profile.path(child));
+            }
+        }
+        // The reads' CPU is mostly the kernel's copy.
+        let read = profile.cum_of("SyscallTruth", "readBig");
+        let read_in_kernel: u64 = in_kernel
+            .iter()
+            .filter(|node| profile.parent(node).is_some_and(|parent| !kernel(&parent)))
+            .filter(|node| profile.within(node, "SyscallTruth", "readBig"))
+            .map(|node| node.cum.cpu_ns)
+            .sum();
+        assert!(read_in_kernel * 2 >= read.cpu_ns, "{read_in_kernel} ns of readBig's {read:?} in the kernel\n{context}");
     }
 }

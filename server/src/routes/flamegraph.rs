@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use pcct::export::{collapsed, ReportOptions};
 use pcct::{MethodKind, MethodTable, Metric};
+use pcct_sampler::kernel_frames::KERNEL_LIBRARY;
 
 use super::reports::too_large;
 use crate::error::ApiError;
@@ -38,7 +39,8 @@ pub fn render(lines: &str, title: &str, metric: Metric, methods: &MethodTable) -
 }
 
 /// Every method's colour, by its kind, as async-profiler colours frames:
-/// Java green, native functions red (C++ ones, with `::`, yellow),
+/// Java green, native functions red (C++ ones, with `::`, yellow), the
+/// kernel's orange,
 /// pseudo-frames grey, allocated types and monitors' classes aqua; the
 /// shade from the name (inferno's names-based palettes would call a
 /// library without symbols, `libz.so.1`, or a JNI function,
@@ -51,6 +53,9 @@ fn palette(methods: &MethodTable) -> PaletteMap {
         let scale = |low: f64, span: f64| (low + span * shade) as u8;
         let color = match method.kind {
             MethodKind::Java => Color { r: scale(50.0, 60.0), g: scale(170.0, 60.0), b: scale(50.0, 60.0) },
+            MethodKind::Native if *method.class == *KERNEL_LIBRARY => {
+                Color { r: scale(190.0, 65.0), g: scale(90.0, 65.0), b: 0 }
+            }
             MethodKind::Native if method.name.contains("::") => {
                 Color { r: scale(175.0, 55.0), g: scale(175.0, 55.0), b: scale(50.0, 20.0) }
             }
@@ -127,8 +132,9 @@ mod tests {
         methods.intern_native("libz.so.1", "libz.so.1");
         methods.intern_native("libjvm.so", "Thread::call_run()");
         methods.intern_pseudo("[GC]");
+        methods.intern_native(KERNEL_LIBRARY, "do_syscall_64_[k]");
         let lines = "Main.run;Java_java_util_zip_Deflater_deflateBytesBytes;libz.so.1 10\n\
-                     [GC];Thread::call_run() 5\n";
+                     [GC];Thread::call_run() 5\nMain.run;do_syscall_64_[k] 3\n";
         let svg = String::from_utf8(render(lines, "t", Metric::Samples, &methods).expect("renders")).expect("UTF-8");
         let (r, g, b) = fill_of(&svg, "Main.run");
         assert!(g > r && g > b, "Java is green: {:?}", (r, g, b));
@@ -138,6 +144,8 @@ mod tests {
         }
         let (r, g, b) = fill_of(&svg, "Thread::call_run()");
         assert!(r >= 175 && g >= 175 && b < 80, "C++ is yellow: {:?}", (r, g, b));
+        let (r, g, b) = fill_of(&svg, "do_syscall_64");
+        assert!(r >= 190 && (90..160).contains(&g) && b == 0, "the kernel is orange: {:?}", (r, g, b));
         let (r, g, b) = fill_of(&svg, "[GC]");
         assert!(r == g && g == b, "a pseudo-frame is grey: {:?}", (r, g, b));
     }

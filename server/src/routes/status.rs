@@ -40,6 +40,8 @@ pub struct Status {
     /// Whether samples carry native frames (`native=`), and from how many
     /// modules, or why not.
     pub native: String,
+    /// Whether samples carry kernel frames (`kernel=`), or why not.
+    pub kernel: String,
     pub uptime_s: f64,
     pub sampling: Sampling,
     pub settings: serde_json::Value,
@@ -94,6 +96,7 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         debug_info: vm.debug_info,
         events: vm.events,
         native: vm.native,
+        kernel: kernel_status(state.shared.config.kernel),
         uptime_s: state.shared.started.elapsed().as_secs_f64(),
         sampling: Sampling {
             running: control.is_running() && !state.shared.finished.load(Ordering::Acquire),
@@ -119,4 +122,18 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
         push: state.config.push.as_ref().map(|(stats, config)| stats.status(config)),
     };
     state.json(None, &answer)
+}
+
+/// What `/api/status` says of kernel frames: off, on, or refused by the
+/// kernel (and why).
+pub fn kernel_status(asked: bool) -> String {
+    match (asked, pcct_sampler::cpu_timer::kernel_frames_refused()) {
+        (false, _) => "off (kernel=off)".to_string(),
+        (true, None) => "on: timers record the kernel's call chains".to_string(),
+        (true, Some(errno)) => format!(
+            "refused by the kernel ({}): samples carry no kernel frames (perf_event_paranoid must be 1 or less, or \
+             the process needs CAP_PERFMON)",
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    }
 }
