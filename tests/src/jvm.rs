@@ -85,6 +85,7 @@ impl Jvm {
         if let Some(options) = &self.agent_options {
             let mut agent = OsString::from("-agentpath:");
             agent.push(agent_path());
+            let options = with_extra_options(options);
             if !options.is_empty() {
                 agent.push("=");
                 agent.push(options);
@@ -312,6 +313,17 @@ impl Finished {
     /// The lines of stderr the agent printed (`pcct: ...`).
     pub fn agent_lines(&self) -> Vec<&str> {
         self.stderr.lines().filter(|line| line.starts_with("pcct:")).collect()
+    }
+}
+
+/// `options` after the options of `PCCT_EXTRA_OPTIONS`, if set: every JVM
+/// test then runs with them too (the test's own options win where both
+/// name one), as a soak with `native=on,kernel=on` does.
+fn with_extra_options(options: &str) -> String {
+    match std::env::var("PCCT_EXTRA_OPTIONS") {
+        Ok(extra) if !extra.is_empty() && !options.is_empty() => format!("{extra},{options}"),
+        Ok(extra) if !extra.is_empty() => extra,
+        _ => options.to_string(),
     }
 }
 
