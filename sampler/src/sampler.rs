@@ -315,6 +315,12 @@ fn start_native_frames(shared: &Shared) -> Option<NativeFrames> {
     if !shared.config.native && !shared.config.kernel {
         return None;
     }
+    // Their reads are fault-safe reads, whichever stack walker walks
+    // (`walker=agct` installs no fault handler of its own).
+    if let Err(error) = crate::hotspot::safe_read::install() {
+        shared.vm.lock().native = format!("off: {error}");
+        return None;
+    }
     let (native, status) = match NativeFrames::start(shared.config.native) {
         Ok((native, status)) => (Some(native), status),
         Err(reason) => (None, format!("off: {reason}")),
