@@ -98,8 +98,9 @@ pub(crate) fn has_ring(fd: i32) -> bool {
 /// reads no sysconf).
 static PAGE_SIZE: AtomicUsize = AtomicUsize::new(4096);
 
-/// Most timer pages mapped at once (1 MiB of locked memory, a few hundred
-/// of the process's `vm.max_map_count` mappings).
+/// Most timer pages mapped at once (1 MiB of locked memory, 2 MiB with
+/// `kernel=on`'s rings, a few hundred of the process's `vm.max_map_count`
+/// mappings).
 pub const MAX_PAGES: usize = 256;
 
 /// Timer pages mapped now.
@@ -235,7 +236,9 @@ impl ThreadTimer {
         }
         let chain = kernel_frames && KERNEL_REFUSED.load(Ordering::Relaxed) == 0;
         let opened = match open_event(tid, period, false, chain) {
-            Err(errno @ (libc::EACCES | libc::EPERM | libc::EINVAL)) if chain => {
+            // EOVERFLOW: `kernel.perf_event_max_stack` is below the
+            // chain's depth; EINVAL: a kernel without backward rings.
+            Err(errno @ (libc::EACCES | libc::EPERM | libc::EINVAL | libc::EOVERFLOW)) if chain => {
                 KERNEL_REFUSED.store(errno, Ordering::Relaxed);
                 open_event(tid, period, false, false).map(|fd| (fd, false))
             }

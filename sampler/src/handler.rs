@@ -166,7 +166,11 @@
 //! against 78 % (BENCHMARKS.md, "Long system calls").
 //!
 //! A test with a counting global allocator
-//! (`tests/handler_allocates_nothing.rs`) checks rule 1 on every path.
+//! (`tests/handler_allocates_nothing.rs`) checks rule 1 on the paths of
+//! pcct's walker and AsyncGetCallTrace; the native unwinder's walks are
+//! checked by `native/tests/allocates_nothing.rs`, and the source scan of
+//! the same test covers every file the handler runs, `native_frames.rs`,
+//! `kernel_frames.rs` and the native crate's `unwind.rs` included.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -751,6 +755,17 @@ unsafe fn capture(
             None => broken = Broken::NoThread as u8,
         }
     }
+    if hotspot::vm().is_none() || broken == Broken::NoThread as u8 {
+        // AsyncGetCallTrace alone (`walker=agct`, or a VM pcct's walker
+        // cannot read): the kernel's and native frames come first all the
+        // same, the latter to the first return into code in no module.
+        // SAFETY: the region holds `capacity` frames and is ours (not in
+        // `place.busy`); nothing else refers to it here.
+        let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
+        native = kernel_frames_of(timer, all);
+        native += agct_threads_native_frames(registers, all.get_mut(native..).unwrap_or_default());
+        partial = native;
+    }
     if let Some(history) = history.filter(|_| keeps) {
         history.forget();
     }
@@ -781,7 +796,9 @@ unsafe fn capture(
         let result = (native + trace.num_frames as usize) as i32;
         return Captured { result, walker: Walker::Agct, broken, region, reused: 0 };
     }
-    if partial > 0 {
+    // pcct's partial Java frames (after the native ones) stand under the
+    // break; with none, the failure's code does, as without native frames.
+    if partial > native {
         return Captured { result: partial as i32, walker: Walker::VmPartial, broken, region, reused: 0 };
     }
     Captured { result: trace.num_frames, walker: Walker::Agct, broken, region, reused: 0 }
@@ -849,6 +866,22 @@ fn java_threads_native_frames(
     let stack = pcct_native::StackBounds { low: low as u64, high: high as u64 };
     let generated = |pc: u64| walker::in_generated_code(&vm.layout, pc as usize);
     native_frames::unwind(start, stack, last_java_sp.map(|sp| sp as u64), generated, out)
+}
+
+/// The native frames of a thread whose Java frames AsyncGetCallTrace walks
+/// alone (no `JavaThread` known, `native=on`): from the interrupted
+/// registers, within [`native_frames::NATIVE_THREAD_STACK`] above its sp,
+/// to the first return into code in no module (the VM's generated code,
+/// which cannot be told from a library unknown yet here: no refresh is
+/// asked). Async-signal-safe.
+#[inline]
+fn agct_threads_native_frames(registers: &[u64; REGISTER_COUNT], out: &mut [CallFrame]) -> usize {
+    if !native_frames::enabled() {
+        return 0;
+    }
+    let sp = registers[registers::RSP];
+    let start = pcct_native::Registers { pc: registers[registers::RIP], sp, fp: registers[registers::RBP] };
+    native_frames::unwind(start, native_frames::native_thread_stack(sp), None, |_| true, out)
 }
 
 /// The registers pcct's walker starts from.

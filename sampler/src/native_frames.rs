@@ -47,7 +47,8 @@ use crate::hotspot::memory::{Memory, VmMemory};
 use crate::kernel_frames::{KernelSymbols, KERNEL_LIBRARY, KERNEL_START};
 
 /// The line of a native frame in a sample: its method id is a code address
-/// ([`unwind`]). No Java frame has it (a bytecode index is at least -1).
+/// ([`unwind`]). No Java frame has it (a Java frame's line is a bytecode
+/// index, or -3 for a native method, `walker::NATIVE_BCI`, at least).
 pub const NATIVE_BCI: i32 = i32::MIN;
 
 /// The method id of the frame a native walk that did not reach the Java
@@ -64,8 +65,8 @@ pub const MAX_NATIVE_FRAMES: usize = 128;
 /// stacks of 1-8 MiB, and every read is fault-safe anyway.
 pub const NATIVE_THREAD_STACK: u64 = 8 << 20;
 
-// A Java frame's bci is at least -1; no code lies in the first page.
-const _: () = assert!(NATIVE_BCI < -1 && TRUNCATED < 4096);
+// A Java frame's line is at least -3; no code lies in the first page.
+const _: () = assert!(NATIVE_BCI < crate::hotspot::walker::NATIVE_BCI && TRUNCATED < 4096);
 
 /// How often the sampler thread looks for libraries loaded or unloaded.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(1);
@@ -125,8 +126,12 @@ pub fn unwind(
     // SAFETY: null or a leaked Box published once and never freed.
     let Some(native) = (unsafe { native.as_ref() }) else { return 0 };
     let Some(mut cache) = native.pool.take() else {
+        // Every cache in use: the frames are missing, and the sample says so.
         count(Ending::NoCache);
-        return 0;
+        return out.first_mut().map_or(0, |slot| {
+            *slot = CallFrame { lineno: NATIVE_BCI, method_id: TRUNCATED as *mut std::ffi::c_void };
+            1
+        });
     };
     let mut addresses = [0u64; MAX_NATIVE_FRAMES];
     let limit = out.len().min(MAX_NATIVE_FRAMES);

@@ -637,9 +637,13 @@ impl<'r> Sampler<'r> {
                 None => &sample.frames[..],
             };
             for &(method_id, bci) in frames {
-                match self.native.as_mut().filter(|_| bci == NATIVE_BCI) {
-                    Some(native) => self.cache.name_native_if_new(method_id, native),
-                    None => self.cache.resolve_if_new(method_id, self.resolver),
+                // A native frame's id is a code address: never a jmethodID
+                // for the VM (which would dereference it). Without names
+                // for native code it stays `[unknown_method]`.
+                match (bci == NATIVE_BCI, self.native.as_mut()) {
+                    (true, Some(native)) => self.cache.name_native_if_new(method_id, native),
+                    (true, None) => false,
+                    (false, _) => self.cache.resolve_if_new(method_id, self.resolver),
                 };
             }
         }
@@ -864,7 +868,8 @@ impl<'r> Sampler<'r> {
     /// Copies one drained sample into `pending`, with the CPU and wall time
     /// since the thread's previous sample (for a timer's, up to `wall_end`).
     fn collect_sample(&mut self, index: usize, drained: Drained, wall_end: u64) {
-        self.count_walk(&drained.handler);
+        let native = drained.frames.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI).count();
+        self.count_walk(&drained.handler, native);
         let timed = drained.handler.timed;
         if timed {
             // A thread's timer's signal counts as sent when it is drained.
@@ -901,8 +906,9 @@ impl<'r> Sampler<'r> {
         });
     }
 
-    /// Counts which walker walked a sample, and why pcct's stopped early.
-    fn count_walk(&self, handler: &HandlerResult) {
+    /// Counts which walker walked a sample (`native_frames`: the native
+    /// frames before its Java ones), and why pcct's stopped early.
+    fn count_walk(&self, handler: &HandlerResult, native_frames: usize) {
         let counters = &self.shared.counters;
         if handler.handler_ns == HANDLER_UNMEASURED {
             counters_add(&counters.handler_switched, 1);
@@ -916,7 +922,8 @@ impl<'r> Sampler<'r> {
             match Walker::from_u8(handler.walker) {
                 Walker::Vm => {
                     counters_add(&counters.walks_vm, 1);
-                    counters_add(&counters.frames_walked, handler.result as u64);
+                    // Java frames: the native ones before them are not the walker's.
+                    counters_add(&counters.frames_walked, (handler.result as u64).saturating_sub(native_frames as u64));
                     counters_add(&counters.frames_reused, handler.reused as u64);
                 }
                 Walker::Agct => counters_add(&counters.walks_agct, 1),

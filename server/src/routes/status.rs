@@ -129,10 +129,11 @@ pub async fn status(State(state): State<AppState>, RawQuery(query): RawQuery) ->
 pub fn kernel_status(asked: bool) -> String {
     match (asked, pcct_sampler::cpu_timer::kernel_frames_refused()) {
         (false, _) => "off (kernel=off)".to_string(),
-        (true, None) => "on: timers record the kernel's call chains".to_string(),
+        (true, None) => "on: threads' own timers record the kernel's call chains (timer=thread, cpu mode)".to_string(),
         (true, Some(errno)) => format!(
-            "refused by the kernel ({}): samples carry no kernel frames (perf_event_paranoid must be 1 or less, or \
-             the process needs CAP_PERFMON)",
+            "refused by the kernel ({}): samples carry no kernel frames (EACCES: perf_event_paranoid must be 1 or \
+             less, or the process needs CAP_PERFMON; EOVERFLOW: kernel.perf_event_max_stack is below 64; EINVAL: \
+             the kernel has no backward rings)",
             std::io::Error::from_raw_os_error(errno)
         ),
     }
