@@ -63,6 +63,23 @@ def self_shares(collapsed_text, native=frozenset()):
 KERNEL_SUFFIX = "_[k]"
 
 
+GLIBC_ALIAS = re.compile(r"^_*(GI_+|libc_+)?_*")
+CLONE_SUFFIX = re.compile(r" \[clone [^]]*\]$")
+
+
+def native_key(frame):
+    """A native function's name as both profilers can agree on it: a library without symbols by its file
+    name (async-profiler writes its path), a C++ function without its parameters and clone suffix
+    (async-profiler writes `CodeHeap::find_blob_unsafe`, pcct `CodeHeap::find_blob_unsafe(void*) const`),
+    and glibc's aliases of one function by its plain name (pcct names `write` what async-profiler may call
+    `__GI_write` or `__libc_write`, and `pthread_cond_signal` its `___pthread_cond_signal`)."""
+    name = frame.rsplit("/", 1)[-1] if frame.startswith("/") else frame
+    name = CLONE_SUFFIX.sub("", name)
+    if "::" in name and "(" in name:
+        name = name[: name.index("(")]  # C++: async-profiler leaves out the parameters
+    return GLIBC_ALIAS.sub("", name) or frame
+
+
 def native_shares(collapsed_text, native=None):
     """(native function -> share, share of the Java threads' weight with a native frame below the deepest
     Java frame, that weight): each such sample by its deepest native frame that is not the kernel's (`_[k]`),
@@ -91,7 +108,7 @@ def native_shares(collapsed_text, native=None):
         deepest_java = max(index for index, java in enumerate(is_java) if java)
         below = [frame for frame, own in zip(frames[deepest_java + 1:], is_native[deepest_java + 1:]) if own]
         if below:
-            per_function[below[-1].rsplit("/", 1)[-1]] += weight
+            per_function[native_key(below[-1])] += weight
     with_native = sum(per_function.values())
     if with_native == 0:
         return {}, 0.0, java_total
@@ -248,3 +265,9 @@ def self_test():
                  "thread_native_entry;GCThread::run 5\n")
     shares, with_native, total = native_shares(ap_native)
     assert shares == {"libz.so.1": 6 / 9, "deflate": 3 / 9} and with_native == 0.9 and total == 10, shares
+    assert [native_key(name) for name in ("__GI_write", "___pthread_cond_signal", "__libc_write", "write",
+                                          "/usr/lib/libz.so.1", "__futex_abstimed_wait_common",
+                                          "CodeHeap::find_blob_unsafe(void*) const",
+                                          "InstanceKlass::find(int) [clone .constprop.0]")] == \
+        ["write", "pthread_cond_signal", "write", "write", "libz.so.1", "futex_abstimed_wait_common",
+         "CodeHeap::find_blob_unsafe", "InstanceKlass::find"]

@@ -8,9 +8,12 @@
 //! local: the name a user wrote. Names are demangled when looked up: Rust
 //! (`rustc-demangle`, without the hash), else C++ (`cpp_demangle`).
 //!
-//! A module without a symbol for an address (stripped, or a hidden function)
-//! gives the library's file name and the address's offset in the file, as
-//! async-profiler shows it.
+//! A module's own symbols are joined by those of its separate debug file
+//! where one is installed ([`debug_file`]: by build id or `.gnu_debuglink`,
+//! as gdb and perf find them), which name the static functions a stripped
+//! library hides (glibc's, with `libc6-dbg`). A module without a symbol for
+//! an address (stripped, or a hidden function) gives the library's file
+//! name and the address's offset in the file, as async-profiler shows it.
 //!
 //! [`Symbolizer`] keeps each module's table once loaded, and the module with
 //! it, so addresses sampled before a library was unloaded still resolve.
@@ -19,10 +22,12 @@
 //! or at report time, never in a signal handler.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use object::read::ReadCache;
 use object::{Object, ObjectSymbol, ReadRef, SymbolKind, SymbolScope};
 
 use crate::error::{NativeError, Result};
@@ -80,10 +85,20 @@ impl SymbolTable {
         }
     }
 
-    /// Builds the table from an ELF image.
+    /// Builds the table from an ELF image at `path`, with the symbols of its
+    /// separate debug file where one is installed ([`debug_file`]).
     pub fn parse<'d, R: ReadRef<'d>>(data: R, path: &Path) -> Result<SymbolTable> {
+        SymbolTable::parse_with_debug(data, path, Path::new(DEBUG_ROOT))
+    }
+
+    /// [`SymbolTable::parse`], looking for debug files under `debug_root`.
+    pub fn parse_with_debug<'d, R: ReadRef<'d>>(data: R, path: &Path, debug_root: &Path) -> Result<SymbolTable> {
         let file = object::File::parse(data).map_err(|reason| NativeError::Elf { path: path.into(), reason })?;
-        let candidates = file.symbols().chain(file.dynamic_symbols()).filter_map(candidate).collect();
+        let debug = debug_file(&file, path, debug_root).and_then(|debug| File::open(debug).ok()).map(ReadCache::new);
+        let debug = debug.as_ref().and_then(|cache| object::File::parse(cache).ok());
+        let mut candidates: Vec<Candidate<'_>> =
+            debug.iter().flat_map(|debug| debug.symbols()).filter_map(candidate).collect();
+        candidates.extend(file.symbols().chain(file.dynamic_symbols()).filter_map(candidate).map(shorter));
         Ok(SymbolTable::from_candidates(candidates))
     }
 
@@ -120,6 +135,40 @@ impl SymbolTable {
         let entry = self.entries.get(after.checked_sub(1)?)?;
         (svma < entry.end).then(|| (&self.names[entry.name.clone()], svma - entry.start))
     }
+}
+
+/// Where distributions install separate debug files (Debian's `-dbg` and
+/// `-dbgsym` packages, Fedora's `debuginfo`).
+pub const DEBUG_ROOT: &str = "/usr/lib/debug";
+
+/// The separate debug file of the ELF `file` at `path`, if one is
+/// installed, as gdb and perf find it: by its build id
+/// (`<root>/.build-id/ab/cdef....debug`), else by its `.gnu_debuglink`
+/// name beside it, in `.debug/` beside it, or under `<root>` at its
+/// directory. Its symbols (a full `.symtab`: static functions too) are
+/// what a stripped library lacks.
+pub fn debug_file<'d, R: ReadRef<'d>>(file: &object::File<'d, R>, path: &Path, root: &Path) -> Option<PathBuf> {
+    if let Ok(Some(id)) = file.build_id() {
+        let hex: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
+        if hex.len() > 2 {
+            let candidate = root.join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..]));
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    let (name, _crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = std::str::from_utf8(name).ok()?;
+    let dir = path.parent()?;
+    let under_root = root.join(dir.strip_prefix("/").unwrap_or(dir)).join(name);
+    [dir.join(name), dir.join(".debug").join(name), under_root]
+        .into_iter()
+        .find(|candidate| candidate.is_file() && candidate != path)
+}
+
+/// A candidate of a longer-lived image among those of a shorter-lived one.
+fn shorter<'a, 'b: 'a>(candidate: Candidate<'b>) -> Candidate<'a> {
+    candidate
 }
 
 /// A defined function symbol with an address, ranked among its aliases.

@@ -1,7 +1,8 @@
 //! Addresses of known functions in this process are named: a libc function,
 //! a Rust function of this test binary, a C++ function of a library compiled
 //! for the test (demangled), and a hidden function of a library without
-//! symbols for it (named by the library's file name).
+//! symbols for it (named by the library's file name), and a static function
+//! of a stripped library named from its separate debug file.
 
 mod common;
 
@@ -93,4 +94,35 @@ fn addresses_outside_every_module_have_no_name() {
     let heap = Box::new(1u64);
     assert_eq!(Symbolizer::new().symbolize(&modules, &*heap as *const u64 as u64), None);
     assert_eq!(Symbolizer::new().symbolize(&modules, 0), None);
+}
+
+#[test]
+fn a_stripped_librarys_static_function_is_named_from_its_debug_file() {
+    let library = Library::build_split("split", HIDDEN_C, &[]);
+    // SAFETY: `hidden_address` takes nothing and returns a code address.
+    let getter =
+        unsafe { std::mem::transmute::<usize, extern "C" fn() -> u64>(library.address("hidden_address") as usize) };
+    let symbol = named(getter() + 1);
+    assert_eq!(symbol.library.as_ref(), "libsplit.so");
+    assert_eq!((symbol.function.as_deref(), symbol.offset), (Some("hidden_work"), 1), "{symbol:?}");
+    // Without the debug file, the library's own symbols do not name it.
+    std::fs::remove_file(library.path.with_extension("so.debug")).unwrap();
+    let without = named(getter() + 1);
+    assert_eq!(without.function, None, "{without:?}");
+}
+
+#[test]
+fn a_debug_file_is_found_by_build_id_under_the_debug_root() {
+    let library = Library::build_split("byid", HIDDEN_C, &["-Wl,--build-id=sha1"]);
+    let root = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(&library.path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let id: String = object::Object::build_id(&file).unwrap().unwrap().iter().map(|b| format!("{b:02x}")).collect();
+    let by_id = root.path().join(".build-id").join(&id[..2]).join(format!("{}.debug", &id[2..]));
+    std::fs::create_dir_all(by_id.parent().unwrap()).unwrap();
+    std::fs::rename(library.path.with_extension("so.debug"), &by_id).unwrap();
+    let found = pcct_native::symbols::debug_file(&file, &library.path, root.path());
+    assert_eq!(found.as_deref(), Some(by_id.as_path()));
+    let table = pcct_native::SymbolTable::parse_with_debug(&*bytes, &library.path, root.path()).unwrap();
+    assert!(table.len() >= 2, "the debug file's symbols are read: {} functions", table.len());
 }

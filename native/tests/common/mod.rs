@@ -28,6 +28,25 @@ impl Library {
         Library { path, handle, _dir: dir }
     }
 
+    /// Compiles `source` (C) into `lib<name>.so` with `flags` and debug
+    /// information, moves its symbols and debug information into
+    /// `lib<name>.so.debug` beside it (`objcopy --only-keep-debug`), strips
+    /// the library and links the two (`--add-gnu-debuglink`), as
+    /// distributions ship libraries; then loads it.
+    pub fn build_split(name: &str, source: &str, flags: &[&str]) -> Library {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut all = vec!["-g"];
+        all.extend_from_slice(flags);
+        let path = compile(dir.path(), name, source, false, &all);
+        let debug = path.with_extension("so.debug");
+        run("objcopy", &["--only-keep-debug".as_ref(), path.as_os_str(), debug.as_os_str()]);
+        run("strip", &["--strip-all".as_ref(), path.as_os_str()]);
+        let link = format!("--add-gnu-debuglink={}", debug.display());
+        run("objcopy", &[link.as_ref(), path.as_os_str()]);
+        let handle = dlopen(&path);
+        Library { path, handle, _dir: dir }
+    }
+
     /// The address of the exported `symbol`.
     pub fn address(&self, symbol: &str) -> u64 {
         let name = CString::new(symbol).unwrap();
@@ -72,6 +91,11 @@ fn compile(dir: &Path, name: &str, source: &str, cpp: bool, flags: &[&str]) -> P
         .unwrap_or_else(|error| panic!("{compiler} is needed for this test: {error}"));
     assert!(result.status.success(), "{compiler} failed: {}", String::from_utf8_lossy(&result.stderr));
     output
+}
+
+fn run(tool: &str, args: &[&std::ffi::OsStr]) {
+    let result = Command::new(tool).args(args).output().unwrap_or_else(|error| panic!("{tool} is needed: {error}"));
+    assert!(result.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&result.stderr));
 }
 
 fn dlopen(path: &Path) -> *mut c_void {
