@@ -29,5 +29,5 @@ pub mod unwind;
 
 pub use error::{NativeError, Result};
 pub use modules::{Module, Modules, Refresh};
-pub use symbols::{Symbol, SymbolTable, Symbolizer};
+pub use symbols::{FunctionKey, Symbol, SymbolTable, Symbolizer};
 pub use unwind::{CachePool, Ending, NativeWalk, Registers, StackBounds, UnwindCache, Unwinder};

@@ -208,6 +208,17 @@ struct Loaded {
     table: Option<Arc<SymbolTable>>,
 }
 
+/// The function an address lies in: its module (by identity, for as long
+/// as the symbolizer keeps it) and the function's start (its file address),
+/// or no start where the module has no symbol for the address. Cheap to
+/// find ([`Symbolizer::function_of`]: a binary search, no name made), so
+/// callers can keep names by function rather than by address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionKey {
+    module: usize,
+    start: Option<u64>,
+}
+
 /// Names native addresses, reading each module's symbols once.
 #[derive(Default)]
 pub struct Symbolizer {
@@ -223,10 +234,7 @@ impl Symbolizer {
     /// Names `address` (for a return address, pass `address - 1`: the call
     /// instruction). `None` if no module, current or seen before, holds it.
     pub fn symbolize(&mut self, modules: &Modules, address: u64) -> Option<Symbol> {
-        let module = match modules.find(address) {
-            Some(module) => Arc::clone(module),
-            None => self.loaded.values().find(|loaded| loaded.module.contains(address))?.module.clone(),
-        };
+        let module = self.module_of(modules, address)?;
         let table = self.table(&module);
         let svma = address.wrapping_sub(module.bias);
         let library = Arc::clone(&module.name);
@@ -234,6 +242,26 @@ impl Symbolizer {
             Some((raw, offset)) => Symbol { library, function: Some(demangle(raw)), offset },
             None => Symbol { library, function: None, offset: svma },
         })
+    }
+
+    /// The function holding `address` (for a return address, pass
+    /// `address - 1`), without naming it; `None` if no module, current or
+    /// seen before, holds it.
+    pub fn function_of(&mut self, modules: &Modules, address: u64) -> Option<FunctionKey> {
+        let module = self.module_of(modules, address)?;
+        let table = self.table(&module);
+        let svma = address.wrapping_sub(module.bias);
+        let start = table.as_deref().and_then(|table| table.lookup(svma)).map(|(_, offset)| svma - offset);
+        Some(FunctionKey { module: Arc::as_ptr(&module) as usize, start })
+    }
+
+    fn module_of(&self, modules: &Modules, address: u64) -> Option<Arc<Module>> {
+        match modules.find(address) {
+            Some(module) => Some(Arc::clone(module)),
+            None => {
+                self.loaded.values().find(|loaded| loaded.module.contains(address)).map(|loaded| loaded.module.clone())
+            }
+        }
     }
 
     /// How many modules' tables were read (or tried).

@@ -138,6 +138,13 @@ impl KernelSymbols {
         KernelSymbols { symbols }
     }
 
+    /// The start of the kernel function holding `address` (`None`: no
+    /// symbol known), the key its name is kept by.
+    pub fn start_of(&self, address: usize) -> Option<usize> {
+        let after = self.symbols.partition_point(|&(start, _)| start <= address);
+        after.checked_sub(1).and_then(|index| self.symbols.get(index)).map(|&(start, _)| start)
+    }
+
     /// The name of the kernel function at `address`, as async-profiler
     /// writes it (`do_syscall_64_[k]`); `[kernel]_[k]` where no symbol is
     /// known.

@@ -37,10 +37,12 @@
 //! addresses of new frames ([`NativeFrames::name`]), a native function as a
 //! method of its library.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pcct_native::{CachePool, Ending, Modules, Registers, StackBounds, Symbolizer, Unwinder};
+use pcct_native::{CachePool, Ending, FunctionKey, Modules, Registers, StackBounds, Symbolizer, Unwinder};
 
 use crate::agct::CallFrame;
 use crate::hotspot::memory::{Memory, VmMemory};
@@ -187,7 +189,17 @@ pub fn native_thread_stack(sp: u64) -> StackBounds {
 /// mark of a walk that ended truncated ([`TRUNCATED`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NativeName {
-    Function { library: String, function: String },
+    Function { library: Arc<str>, function: Arc<str> },
+    Truncated,
+}
+
+/// What a native frame's name is kept by: the function its address lies
+/// in (many addresses, one name), found without making the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameKey {
+    Function(FunctionKey),
+    /// A kernel function by its start (`None`: no symbol known).
+    Kernel(Option<usize>),
     Truncated,
 }
 
@@ -203,6 +215,9 @@ pub struct NativeFrames {
     symbolizer: Symbolizer,
     /// The kernel's symbols, read at the first kernel frame (`kernel=on`).
     kernel: Option<KernelSymbols>,
+    /// Names made so far, by function: demangling a name costs far more
+    /// than finding its function, and a function's addresses are many.
+    names: HashMap<FrameKey, NativeName>,
     /// The handler's unwinder was published (`native=on`; with
     /// `kernel=on` alone, only names are needed).
     unwinds: bool,
@@ -223,6 +238,7 @@ impl NativeFrames {
             modules,
             symbolizer: Symbolizer::new(),
             kernel: None,
+            names: HashMap::new(),
             unwinds: unwind,
             refreshed,
             asked_wait: REFRESH_ASKED_AFTER,
@@ -273,19 +289,39 @@ impl NativeFrames {
         changed
     }
 
-    /// The name of the code at `address` (a frame's lookup address,
-    /// [`unwind`]); `None` in no module, current or seen before.
-    pub fn name(&mut self, address: usize) -> Option<NativeName> {
+    /// The function of the code at `address` (a frame's lookup address,
+    /// [`unwind`]), found without naming it; `None` in no module, current
+    /// or seen before.
+    pub fn key(&mut self, address: usize) -> Option<FrameKey> {
         if address == TRUNCATED {
-            return Some(NativeName::Truncated);
+            return Some(FrameKey::Truncated);
         }
         if address >= KERNEL_START {
-            let function = self.kernel.get_or_insert_with(KernelSymbols::read).name(address);
-            return Some(NativeName::Function { library: KERNEL_LIBRARY.to_string(), function });
+            return Some(FrameKey::Kernel(self.kernel.get_or_insert_with(KernelSymbols::read).start_of(address)));
         }
-        let symbol = self.symbolizer.symbolize(&self.modules, address as u64)?;
-        let function = symbol.function.unwrap_or_else(|| symbol.library.to_string());
-        Some(NativeName::Function { library: symbol.library.to_string(), function })
+        self.symbolizer.function_of(&self.modules, address as u64).map(FrameKey::Function)
+    }
+
+    /// The name of the code at `address`, of function `key` ([`NativeFrames::key`]):
+    /// made once per function.
+    pub fn name(&mut self, address: usize, key: FrameKey) -> Option<NativeName> {
+        if let Some(name) = self.names.get(&key) {
+            return Some(name.clone());
+        }
+        let name = match key {
+            FrameKey::Truncated => NativeName::Truncated,
+            FrameKey::Kernel(_) => {
+                let function = self.kernel.get_or_insert_with(KernelSymbols::read).name(address);
+                NativeName::Function { library: Arc::from(KERNEL_LIBRARY), function: Arc::from(function) }
+            }
+            FrameKey::Function(_) => {
+                let symbol = self.symbolizer.symbolize(&self.modules, address as u64)?;
+                let function = symbol.function.map_or_else(|| Arc::clone(&symbol.library), Arc::from);
+                NativeName::Function { library: symbol.library, function }
+            }
+        };
+        self.names.insert(key, name.clone());
+        Some(name)
     }
 }
 

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 
 use pcct::{LineEntry, MethodId, MethodTable};
 
-use crate::native_frames::{NativeFrames, NativeName};
+use crate::native_frames::{FrameKey, NativeFrames, NativeName};
 
 /// A method's names as the VM reports them (class in source form).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,9 +55,12 @@ pub(crate) struct MethodCache {
     ids: HashMap<usize, MethodId>,
     /// Named since the last `intern_pending`, not yet interned.
     pending: Vec<(usize, Result<MethodDesc, ResolveError>)>,
-    /// Native frames named since the last `intern_pending` (`None`: in no
-    /// module).
-    pending_native: Vec<(usize, Option<NativeName>)>,
+    /// Native frames named since the last `intern_pending`: address, its
+    /// function, its name (`None`: in no module).
+    pending_native: Vec<(usize, Option<FrameKey>, Option<NativeName>)>,
+    /// Native functions interned in the method table, by function: a new
+    /// address of a known function takes its method without the table.
+    native_ids: HashMap<FrameKey, MethodId>,
     pending_ids: HashMap<usize, ()>,
 }
 
@@ -83,7 +86,13 @@ impl MethodCache {
         if self.ids.contains_key(&address) || self.pending_ids.contains_key(&address) {
             return false;
         }
-        self.pending_native.push((address, native.name(address)));
+        let key = native.key(address);
+        if let Some(&id) = key.as_ref().and_then(|key| self.native_ids.get(key)) {
+            self.ids.insert(address, id);
+            return false;
+        }
+        let name = key.and_then(|key| native.name(address, key));
+        self.pending_native.push((address, key, name));
         self.pending_ids.insert(address, ());
         true
     }
@@ -99,12 +108,16 @@ impl MethodCache {
         if self.ids.len() + self.pending.len() + self.pending_native.len() > CACHE_LIMIT {
             self.ids.clear();
         }
-        for (address, name) in self.pending_native.drain(..) {
-            let id = match name {
-                Some(NativeName::Function { library, function }) => methods.intern_native(&library, &function),
-                Some(NativeName::Truncated) => methods.intern_pseudo(NativeName::TRUNCATED),
-                None => pcct::Builtin::UnknownMethod.id(),
+        for (address, key, name) in self.pending_native.drain(..) {
+            let id = match (key.and_then(|key| self.native_ids.get(&key).copied()), name) {
+                (Some(id), _) => id,
+                (None, Some(NativeName::Function { library, function })) => methods.intern_native(&library, &function),
+                (None, Some(NativeName::Truncated)) => methods.intern_pseudo(NativeName::TRUNCATED),
+                (None, None) => pcct::Builtin::UnknownMethod.id(),
             };
+            if let Some(key) = key {
+                self.native_ids.insert(key, id);
+            }
             self.ids.insert(address, id);
         }
         let mut counts = (0, 0, 0);
@@ -141,6 +154,7 @@ impl MethodCache {
         self.ids.clear();
         self.pending.clear();
         self.pending_native.clear();
+        self.native_ids.clear();
         self.pending_ids.clear();
     }
 }
