@@ -348,7 +348,7 @@ def class_output_directory():
     journal) the next run's file creations then spent up to 1.6 s of CPU in `find_inode_bit` ->
     `recently_deleted` (the allocator steps over inodes deleted in the last minute or more), so
     `UnixNativeDispatcher.open0` took 1-9 % of a run's CPU, in two groups of rounds. That is the file
-    system's variance, not a profiler's, and it set both profilers' precision on javac (BENCHMARKS.md,
+    system's variance, not a profiler's, and it set both profilers' precision on javac (docs/development.md,
     "javac's two kinds of rounds")."""
     shm = Path("/dev/shm")
     parent = shm if shm.is_dir() and os.access(shm, os.W_OK) else WORK / "javac"
