@@ -41,12 +41,13 @@ const ROUNDS: &str = "500";
 const DEFLATIONS: &str = "1500";
 /// How far the native split may be off, in points.
 const TOLERANCE_POINTS: f64 = 3.0;
-/// The split's JVMs one at a time in this test binary: two at once on two
-/// CPUs, beside another suite's, gave seventy() 73.2 % of a measured 70.0 %
-/// on JDK 21 and 25, with 11 % of the thread's timer signals refused (its
-/// places full while the sampler thread waited for a CPU: their CPU goes
-/// to its next sample; `tests/tests/syscall_truth.rs` found the same of
-/// reads, and runs one JVM at a time too).
+/// This binary's JVMs one at a time: the JNI split's with others at once on
+/// two CPUs, beside another suite's, gave seventy() 73.2 % of a measured
+/// 70.0 % on JDK 21 and 25 (60.7 % in another run), with 11 % of the
+/// thread's timer signals refused (its places full while the sampler
+/// thread waited for a CPU: their CPU goes to its next sample, wherever
+/// that is; `tests/tests/syscall_truth.rs` found the same of reads, and
+/// runs one JVM at a time too).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The JNI library compiled into the fixture (`extra`: more compiler flags).
@@ -66,6 +67,7 @@ fn run(
     args: &[&str],
     options: &str,
 ) -> (Finished, Profile, serde_json::Value) {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let path = fixture.path(&format!("{main}.json"));
     let mut jvm = Jvm::new(jdk, fixture, main);
     for arg in args {
@@ -86,7 +88,6 @@ fn endings(json: &serde_json::Value) -> String {
 
 per_jdk! {
     fn a_jni_librarys_split_between_two_c_functions_is_kept(jdk) {
-        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let fixture = Fixture::new("native-split");
         let library = library(&fixture, "libnativesplit.so", &[]);
         let (finished, profile, json) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), ROUNDS], "");
