@@ -264,6 +264,16 @@ impl Symbolizer {
         }
     }
 
+    /// Reads the symbol table of every module of `modules` not read yet, so
+    /// that naming their addresses later costs a binary search (the caller
+    /// chooses when to pay: libjvm.so's 58,000 symbols take tens of
+    /// milliseconds, more in a debug build).
+    pub fn read_tables(&mut self, modules: &Modules) {
+        for module in modules.list() {
+            self.table(module);
+        }
+    }
+
     /// How many modules' tables were read (or tried).
     pub fn modules_read(&self) -> usize {
         self.loaded.len()

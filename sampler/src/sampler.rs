@@ -321,7 +321,7 @@ fn start_native_frames(shared: &Shared) -> Option<NativeFrames> {
         shared.vm.lock().native = format!("off: {error}");
         return None;
     }
-    let (native, status) = match NativeFrames::start(shared.config.native) {
+    let (native, status) = match NativeFrames::start(shared.config.native, shared.config.kernel) {
         Ok((native, status)) => (Some(native), status),
         Err(reason) => (None, format!("off: {reason}")),
     };
