@@ -183,7 +183,7 @@ one_jdk! {
         let _alone = alone();
         let fixture = Fixture::new("native-pprof");
         let library = library(&fixture, "libnativesplit.so", &[]);
-        let (_, profile, _) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), "100"], "");
+        let (_, profile, _) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), "300"], "");
         let json = fixture.path("NativeSplit.json");
         let output = run_pcct(&["report", json.to_str().unwrap(), "--format", "pprof"], fixture.dir());
         assert!(output.status.success(), "pcct report failed: {}", String::from_utf8_lossy(&output.stderr));
