@@ -63,6 +63,17 @@ def self_shares(collapsed_text, native=frozenset()):
 KERNEL_SUFFIX = "_[k]"
 
 
+def weighted_stacks(collapsed_text):
+    """Each line of collapsed stacks as (frames, weight); lines without a number at the end are skipped."""
+    for line in collapsed_text.splitlines():
+        stack, _, value = line.rpartition(" ")
+        try:
+            weight = float(value)
+        except ValueError:
+            continue
+        yield stack.split(";"), weight
+
+
 GLIBC_ALIAS = re.compile(r"^_*(GI_+|libc_+)?_*")
 CLONE_SUFFIX = re.compile(r" \[clone [^]]*\]$")
 
@@ -88,13 +99,7 @@ def native_shares(collapsed_text, native=None):
     A library without symbols is named by its file name (async-profiler writes its path)."""
     per_function = collections.Counter()
     java_total = 0.0
-    for line in collapsed_text.splitlines():
-        stack, _, value = line.rpartition(" ")
-        try:
-            weight = float(value)
-        except ValueError:
-            continue
-        frames = stack.split(";")
+    for frames, weight in weighted_stacks(collapsed_text):
         if native is None:
             is_java = [bool(JAVA_SUFFIX.search(frame)) for frame in frames]
             is_native = [not java and not frame.endswith(KERNEL_SUFFIX) and not frame.startswith("[")
@@ -189,13 +194,8 @@ def inclusive_shares(collapsed_text, methods):
     (the harness's truth) can be held against. A stack on several counts for the first of them in `methods`;
     stacks on none are left out. {} when no stack is on any."""
     weights = dict.fromkeys(methods, 0.0)
-    for line in collapsed_text.splitlines():
-        stack, _, value = line.rpartition(" ")
-        try:
-            weight = float(value)
-        except ValueError:
-            continue
-        frames = {normalise(JAVA_SUFFIX.sub("", frame)) for frame in stack.split(";")}
+    for stack, weight in weighted_stacks(collapsed_text):
+        frames = {normalise(JAVA_SUFFIX.sub("", frame)) for frame in stack}
         for method in methods:
             if method in frames:
                 weights[method] += weight
