@@ -56,7 +56,7 @@
 //! descriptor reused by another thread's timer whose slot's thread id is
 //! not the receiver's: it is refused either way.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use perf_event_open_sys as perf;
@@ -71,20 +71,27 @@ pub(crate) const POLL_IN: i32 = 1;
 /// Descriptor -> the signal value of the registration it samples (0: none).
 static TIMER_VALUES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
 
-/// Descriptor -> the address of its timer's perf page (0: none).
+/// Descriptor -> the address of its timer's perf page (0: none), with
+/// [`RING`] set where a ring of call chains follows the page: one word, so
+/// a handler never sees a page with another timer's ring flag.
 static TIMER_PAGES: [AtomicUsize; MAX_TIMER_FD] = [const { AtomicUsize::new(0) }; MAX_TIMER_FD];
 
-/// Descriptor -> its timer's page is followed by a ring of call chains.
-static TIMER_RINGS: [AtomicBool; MAX_TIMER_FD] = [const { AtomicBool::new(false) }; MAX_TIMER_FD];
+/// The bit of a [`TIMER_PAGES`] entry that says a ring of call chains
+/// follows the page (a page's address has its low bits clear).
+const RING: usize = 1;
+
+/// The page and ring bit of the timer on descriptor `fd` (0: none).
+#[inline]
+fn entry_of(fd: i32) -> usize {
+    usize::try_from(fd).ok().and_then(|fd| TIMER_PAGES.get(fd)).map_or(0, |entry| entry.load(Ordering::Acquire))
+}
 
 /// The ring of call chains after the perf page of the timer on descriptor
 /// `fd`, if it has one: (page, ring's length in bytes). Async-signal-safe.
 #[inline]
 pub(crate) fn ring_of(fd: i32) -> Option<(usize, usize)> {
-    let index = usize::try_from(fd).ok()?;
-    let page = TIMER_PAGES.get(index)?.load(Ordering::Acquire);
-    let ring = TIMER_RINGS.get(index)?.load(Ordering::Acquire);
-    (page != 0 && ring).then(|| (page, PAGE_SIZE.load(Ordering::Relaxed)))
+    let entry = entry_of(fd);
+    (entry & RING != 0).then(|| (entry & !RING, PAGE_SIZE.load(Ordering::Relaxed)))
 }
 
 /// Whether the timer on descriptor `fd` has a ring of call chains mapped.
@@ -113,7 +120,7 @@ const PAGE_LOCK: usize = 8;
 /// The perf page of the timer on descriptor `fd` (0: none). Async-signal-safe.
 #[inline]
 pub(crate) fn page_of(fd: i32) -> usize {
-    usize::try_from(fd).ok().and_then(|fd| TIMER_PAGES.get(fd)).map_or(0, |page| page.load(Ordering::Acquire))
+    entry_of(fd) & !RING
 }
 
 /// The sequence word of perf page `page` (see the module doc), read so
@@ -305,10 +312,7 @@ impl ThreadTimer {
         }
         self.page = page as usize;
         if let Some(entry) = TIMER_PAGES.get(self.fd as usize) {
-            entry.store(self.page, Ordering::Release);
-        }
-        if let Some(entry) = TIMER_RINGS.get(self.fd as usize) {
-            entry.store(self.chain, Ordering::Release);
+            entry.store(self.page | if self.chain { RING } else { 0 }, Ordering::Release);
         }
         true
     }
@@ -324,9 +328,6 @@ impl Drop for ThreadTimer {
         }
         if let Some(page) = TIMER_PAGES.get(self.fd as usize) {
             page.store(0, Ordering::Release);
-        }
-        if let Some(ring) = TIMER_RINGS.get(self.fd as usize) {
-            ring.store(false, Ordering::Release);
         }
         if self.page != 0 {
             // SAFETY: unmaps the one page `map_page` mapped for this timer,

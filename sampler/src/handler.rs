@@ -690,19 +690,28 @@ unsafe fn capture(
         // The region stays named, so a borrowed one goes back at the drain.
         return Captured { result: RESULT_NO_REGION, walker: Walker::None, broken: 0, region: region as u8, reused: 0 };
     };
-    // Native frames first (leaf first), then the Java frames after them.
-    let mut native = 0;
-    let mut partial = 0;
+    let vm = hotspot::vm();
+    let env = slot.env.load(Ordering::Relaxed) as usize;
+    let thread = vm.and_then(|vm| vm.java_thread_on(env, tid));
+    // SAFETY: the region holds `capacity` frames and is ours (not in
+    // `place.busy`); the raw writes below come after its last use.
+    let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
+    // The kernel's and native frames first (leaf first), the Java frames
+    // after them.
+    let kernel = kernel_frames_of(timer, all);
+    let below_kernel = all.get_mut(kernel..).unwrap_or_default();
+    let native = kernel
+        + match (vm, thread) {
+            (Some(vm), Some(thread)) => java_threads_native_frames(vm, thread, registers, below_kernel),
+            // AsyncGetCallTrace alone (`walker=agct`, or a VM pcct's walker
+            // cannot read): to the first return into code in no module.
+            _ => unwind_without_java_thread(registers, |_| true, below_kernel),
+        };
+    let mut partial = native;
     let mut broken = 0;
-    if let Some(vm) = hotspot::vm() {
-        let env = slot.env.load(Ordering::Relaxed) as usize;
-        match vm.java_thread_on(env, tid) {
+    if let Some(vm) = vm {
+        match thread {
             Some(thread) => {
-                // SAFETY: the region holds `capacity` frames and is ours
-                // (not in `place.busy`).
-                let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
-                native = kernel_frames_of(timer, all);
-                native += java_threads_native_frames(vm, thread, registers, all.get_mut(native..).unwrap_or_default());
                 let out = all.get_mut(native..).unwrap_or_default();
                 let walk = match history.as_deref_mut() {
                     Some(history) => {
@@ -754,17 +763,6 @@ unsafe fn capture(
             }
             None => broken = Broken::NoThread as u8,
         }
-    }
-    if hotspot::vm().is_none() || broken == Broken::NoThread as u8 {
-        // AsyncGetCallTrace alone (`walker=agct`, or a VM pcct's walker
-        // cannot read): the kernel's and native frames come first all the
-        // same, the latter to the first return into code in no module.
-        // SAFETY: the region holds `capacity` frames and is ours (not in
-        // `place.busy`); nothing else refers to it here.
-        let all = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
-        native = kernel_frames_of(timer, all);
-        native += agct_threads_native_frames(registers, all.get_mut(native..).unwrap_or_default());
-        partial = native;
     }
     if let Some(history) = history.filter(|_| keeps) {
         history.forget();
@@ -825,12 +823,10 @@ unsafe fn capture_native_thread(
     let Some((out_region, capacity)) = slot.region(region) else { return unwalked };
     // SAFETY: the region holds `capacity` frames and is ours (above).
     let out = unsafe { std::slice::from_raw_parts_mut(out_region, capacity) };
-    let sp = registers[registers::RSP];
-    let start = pcct_native::Registers { pc: registers[registers::RIP], sp, fp: registers[registers::RBP] };
     let generated = |pc: u64| hotspot::vm().is_some_and(|vm| walker::in_generated_code(&vm.layout, pc as usize));
     let kernel = kernel_frames_of(timer, out);
     let user = out.get_mut(kernel..).unwrap_or_default();
-    match kernel + native_frames::unwind(start, native_frames::native_thread_stack(sp), None, generated, user) {
+    match kernel + unwind_without_java_thread(registers, generated, user) {
         0 => unwalked,
         frames => Captured { result: frames as i32, walker: Walker::Native, ..unwalked },
     }
@@ -862,26 +858,36 @@ fn java_threads_native_frames(
         return 0;
     }
     let Some(((low, high), last_java_sp)) = walker::native_bounds(&VmMemory, &vm.layout, thread) else { return 0 };
-    let start = pcct_native::Registers { pc, sp: registers[registers::RSP], fp: registers[registers::RBP] };
     let stack = pcct_native::StackBounds { low: low as u64, high: high as u64 };
     let generated = |pc: u64| walker::in_generated_code(&vm.layout, pc as usize);
-    native_frames::unwind(start, stack, last_java_sp.map(|sp| sp as u64), generated, out)
+    native_frames::unwind(native_registers(registers), stack, last_java_sp.map(|sp| sp as u64), generated, out)
 }
 
-/// The native frames of a thread whose Java frames AsyncGetCallTrace walks
-/// alone (no `JavaThread` known, `native=on`): from the interrupted
-/// registers, within [`native_frames::NATIVE_THREAD_STACK`] above its sp,
-/// to the first return into code in no module (the VM's generated code,
-/// which cannot be told from a library unknown yet here: no refresh is
-/// asked). Async-signal-safe.
+/// The native frames of a thread without a `JavaThread` known (`native=on`):
+/// one that runs no Java code (`threads=all`), or one whose Java frames
+/// AsyncGetCallTrace walks alone. From the interrupted registers, within
+/// [`native_frames::NATIVE_THREAD_STACK`] above its sp, to its stack's root
+/// or code in no module, `generated` saying which of that code is the VM's
+/// (where it cannot tell, `|_| true`: no refresh of the modules is asked).
+/// Async-signal-safe.
 #[inline]
-fn agct_threads_native_frames(registers: &[u64; REGISTER_COUNT], out: &mut [CallFrame]) -> usize {
-    if !native_frames::enabled() {
-        return 0;
+fn unwind_without_java_thread(
+    registers: &[u64; REGISTER_COUNT],
+    generated: impl Fn(u64) -> bool,
+    out: &mut [CallFrame],
+) -> usize {
+    let start = native_registers(registers);
+    native_frames::unwind(start, native_frames::native_thread_stack(start.sp), None, generated, out)
+}
+
+/// The registers a native walk starts from.
+#[inline]
+fn native_registers(registers: &[u64; REGISTER_COUNT]) -> pcct_native::Registers {
+    pcct_native::Registers {
+        pc: registers[registers::RIP],
+        sp: registers[registers::RSP],
+        fp: registers[registers::RBP],
     }
-    let sp = registers[registers::RSP];
-    let start = pcct_native::Registers { pc: registers[registers::RIP], sp, fp: registers[registers::RBP] };
-    native_frames::unwind(start, native_frames::native_thread_stack(sp), None, |_| true, out)
 }
 
 /// The registers pcct's walker starts from.

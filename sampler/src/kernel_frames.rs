@@ -38,7 +38,7 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 use crate::agct::CallFrame;
 use crate::cpu_timer::{self, MAX_TIMER_FD};
 use crate::hotspot::safe_read;
-use crate::native_frames::NATIVE_BCI;
+use crate::native_frames::native_frame;
 
 /// The most kernel frames a sample keeps (the event's `sample_max_stack`).
 pub const MAX_KERNEL_FRAMES: usize = 64;
@@ -101,8 +101,7 @@ pub(crate) fn read(fd: i32, out: &mut [CallFrame]) -> usize {
         }
         let Some(slot) = out.get_mut(written) else { break };
         // The first is where the thread was; the others return addresses.
-        let lookup = if written == 0 { address } else { address.wrapping_sub(1) };
-        *slot = CallFrame { lineno: NATIVE_BCI, method_id: lookup as usize as *mut std::ffi::c_void };
+        *slot = native_frame(address, written == 0);
         written += 1;
     }
     written
@@ -141,19 +140,24 @@ impl KernelSymbols {
     /// The start of the kernel function holding `address` (`None`: no
     /// symbol known), the key its name is kept by.
     pub fn start_of(&self, address: usize) -> Option<usize> {
-        let after = self.symbols.partition_point(|&(start, _)| start <= address);
-        after.checked_sub(1).and_then(|index| self.symbols.get(index)).map(|&(start, _)| start)
+        self.symbol_at(address).map(|&(start, _)| start)
     }
 
     /// The name of the kernel function at `address`, as async-profiler
     /// writes it (`do_syscall_64_[k]`); `[kernel]_[k]` where no symbol is
     /// known.
     pub fn name(&self, address: usize) -> String {
-        let after = self.symbols.partition_point(|&(start, _)| start <= address);
-        match after.checked_sub(1).and_then(|index| self.symbols.get(index)) {
+        match self.symbol_at(address) {
             Some((_, name)) => format!("{name}_[k]"),
             None => format!("{KERNEL_LIBRARY}_[k]"),
         }
+    }
+
+    /// The symbol of the function holding `address`: the last one that
+    /// starts at or before it.
+    fn symbol_at(&self, address: usize) -> Option<&(usize, String)> {
+        let after = self.symbols.partition_point(|&(start, _)| start <= address);
+        after.checked_sub(1).and_then(|index| self.symbols.get(index))
     }
 }
 

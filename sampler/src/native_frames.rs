@@ -131,7 +131,7 @@ pub fn unwind(
         // Every cache in use: the frames are missing, and the sample says so.
         count(Ending::NoCache);
         return out.first_mut().map_or(0, |slot| {
-            *slot = CallFrame { lineno: NATIVE_BCI, method_id: TRUNCATED as *mut std::ffi::c_void };
+            *slot = native_frame(TRUNCATED as u64, true);
             1
         });
     };
@@ -155,20 +155,27 @@ pub fn unwind(
     };
     let mut written = 0;
     for (slot, &address) in out.iter_mut().zip(buffer.iter().take(walk.frames)) {
-        // The top frame's pc is where the thread is; a caller's is the
-        // instruction after its call.
-        let lookup = if written == 0 { address } else { address.wrapping_sub(1) };
-        *slot = CallFrame { lineno: NATIVE_BCI, method_id: lookup as usize as *mut std::ffi::c_void };
+        *slot = native_frame(address, written == 0);
         written += 1;
     }
     // Frames may be missing below: say so, where the caller's frames follow.
     if !whole {
         if let Some(slot) = out.get_mut(written) {
-            *slot = CallFrame { lineno: NATIVE_BCI, method_id: TRUNCATED as *mut std::ffi::c_void };
+            *slot = native_frame(TRUNCATED as u64, true);
             written += 1;
         }
     }
     written
+}
+
+/// A native (or kernel) frame of a sample for the code at `address`: the
+/// top frame's pc is where the thread is, a caller's return address is the
+/// instruction after its call, so it is looked up one byte before.
+/// Async-signal-safe.
+#[inline]
+pub(crate) fn native_frame(address: u64, top: bool) -> CallFrame {
+    let lookup = if top { address } else { address.wrapping_sub(1) };
+    CallFrame { lineno: NATIVE_BCI, method_id: lookup as usize as *mut std::ffi::c_void }
 }
 
 #[inline]

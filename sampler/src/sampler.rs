@@ -309,6 +309,30 @@ fn fill_event_stack(stack: &mut Vec<Frame>, named: &[Frame], truncated: bool, de
     stack.push(Frame::new(class, NO_BCI));
 }
 
+/// A raw frame (id, bci) as the tree records it: its method as the cache
+/// named it (`[unknown_method]` if it did not), a native frame without a
+/// call site.
+fn named_frame(cache: &MethodCache, (id, bci): (usize, i32)) -> Frame {
+    let method = cache.get(id).unwrap_or(Builtin::UnknownMethod.id());
+    Frame::new(method, if bci == NATIVE_BCI { NO_BCI } else { bci })
+}
+
+/// How many of `frames` (leaf first) are the kernel's and native frames
+/// before the Java ones.
+fn native_prefix(frames: &[(usize, i32)]) -> usize {
+    frames.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI).count()
+}
+
+/// Counts the native frames `native` of a recorded sample, and the
+/// kernel's among them.
+fn count_native_frames(counters: &Counters, native: &[(usize, i32)]) {
+    counters_add(&counters.frames_native, native.len() as u64);
+    counters_add(
+        &counters.frames_kernel,
+        native.iter().filter(|&&(address, _)| address >= KERNEL_START).count() as u64,
+    );
+}
+
 /// Starts native frames if `native=on` (their names only, for kernel
 /// frames, with `kernel=on` alone), and says how in the VM's status.
 fn start_native_frames(shared: &Shared) -> Option<NativeFrames> {
@@ -868,8 +892,7 @@ impl<'r> Sampler<'r> {
     /// Copies one drained sample into `pending`, with the CPU and wall time
     /// since the thread's previous sample (for a timer's, up to `wall_end`).
     fn collect_sample(&mut self, index: usize, drained: Drained, wall_end: u64) {
-        let native = drained.frames.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI).count();
-        self.count_walk(&drained.handler, native);
+        self.count_walk(&drained.handler, native_prefix(&drained.frames));
         let timed = drained.handler.timed;
         if timed {
             // A thread's timer's signal counts as sent when it is drained.
@@ -1017,10 +1040,8 @@ impl<'r> Sampler<'r> {
         self.scratch_stack.clear();
         self.scratch_stack.extend_from_slice(roots);
         let native = &sample.frames[..sample.frames.len().min(self.shared.config.depth)];
-        for &(address, _) in native.iter().rev() {
-            let method = self.cache.get(address).unwrap_or(Builtin::UnknownMethod.id());
-            self.scratch_stack.push(Frame::new(method, NO_BCI));
-        }
+        self.scratch_stack.extend(native.iter().rev().map(|&frame| named_frame(&self.cache, frame)));
+        count_native_frames(&self.shared.counters, native);
         let frames = &self.scratch_stack;
         record.depth = frames.len() as u32;
         for (slot, frame) in record.top.iter_mut().zip(frames.iter().rev()) {
@@ -1028,11 +1049,6 @@ impl<'r> Sampler<'r> {
         }
         record.top_len = frames.len().min(TOP_FRAMES) as u8;
         let counters = &self.shared.counters;
-        counters_add(&counters.frames_native, native.len() as u64);
-        counters_add(
-            &counters.frames_kernel,
-            native.iter().filter(|&&(address, _)| address >= KERNEL_START).count() as u64,
-        );
         if profile.tree.record(&mut state.marks, frames, weight).is_err() {
             counters_add(&counters.samples_dropped_full, 1);
             return Outcome::DroppedFull;
@@ -1148,13 +1164,9 @@ impl<'r> Sampler<'r> {
         // root are named as they were then; the rest through the cache.
         let shared = named.as_deref().map_or(&[][..], |named| named.shared_names(used, self.methods_epoch));
         self.scratch_stack.extend_from_slice(shared);
-        for &(method_id, bci) in used[..used.len() - shared.len()].iter().rev() {
-            let method = self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id());
-            self.scratch_stack.push(Frame::new(method, if bci == NATIVE_BCI { NO_BCI } else { bci }));
-        }
-        let native = used.iter().take_while(|&&(_, bci)| bci == NATIVE_BCI);
-        counters_add(&counters.frames_native, native.clone().count() as u64);
-        counters_add(&counters.frames_kernel, native.filter(|&&(address, _)| address >= KERNEL_START).count() as u64);
+        let unshared = used[..used.len() - shared.len()].iter().rev();
+        self.scratch_stack.extend(unshared.map(|&frame| named_frame(&self.cache, frame)));
+        count_native_frames(counters, &used[..native_prefix(used)]);
         if let Some(named) = named {
             named.keep(used, &self.scratch_stack, self.methods_epoch);
         }

@@ -390,6 +390,7 @@ const HANDLER_FILES: &[HandlerFile] = &[
             ("KernelSymbols::read", "the sampler thread, naming the first kernel frame"),
             ("KernelSymbols::parse", "the sampler thread, naming the first kernel frame"),
             ("KernelSymbols::name", "the sampler thread, naming new frames"),
+            ("KernelSymbols::symbol_at", "the sampler thread, naming new frames"),
         ],
     ),
     (

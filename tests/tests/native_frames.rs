@@ -87,9 +87,16 @@ fn run(
     (finished, Profile::read(&path), json)
 }
 
-/// The native walks' endings, for failure messages.
-fn endings(json: &serde_json::Value) -> String {
-    format!("native status: {}; endings: {}", json["vm"]["native"], json["sampler"]["native_endings"])
+/// What a failure message says of a run: the JDK, the native status and
+/// how the native walks ended, and the profile's top methods.
+fn context(jdk: &Jdk, profile: &Profile, json: &serde_json::Value) -> String {
+    let endings = &json["sampler"]["native_endings"];
+    format!(
+        "JDK {}: native status: {}; endings: {endings}\n{}",
+        jdk.major,
+        json["vm"]["native"],
+        profile.top_methods(10)
+    )
 }
 
 per_jdk! {
@@ -100,7 +107,7 @@ per_jdk! {
         let (finished, profile, json) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), ROUNDS], "");
         let (seventy_ns, thirty_ns) = (finished.stdout_value("seventy_ns"), finished.stdout_value("thirty_ns"));
         let truth = 100.0 * seventy_ns as f64 / (seventy_ns + thirty_ns) as f64;
-        let context = format!("JDK {}: truth {truth:.1} %; {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let context = format!("truth {truth:.1} %; {}", context(jdk, &profile, &json));
         assert!((truth - 70.0).abs() <= 10.0, "the program's own split is off its design\n{context}");
         let seventy = profile.cum_of("libnativesplit.so", "seventy");
         let thirty = profile.cum_of("libnativesplit.so", "thirty");
@@ -126,7 +133,7 @@ per_jdk! {
         let bare = ["-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-fomit-frame-pointer"];
         let library = library(&fixture, "libbare.so", &bare);
         let (_, profile, json) = run(jdk, &fixture, "NativeSplit", &[library.to_str().unwrap(), ROUNDS], "");
-        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let context = context(jdk, &profile, &json);
         // The leaf is named (symbols do not need unwind tables), then the
         // walk stops: the Java frames follow a truncation mark.
         let leaves: Vec<_> = ["seventy", "thirty"].iter().flat_map(|name| profile.nodes_of("libbare.so", name)).collect();
@@ -146,7 +153,7 @@ per_jdk! {
         let _alone = alone();
         let fixture = Fixture::new("native-deflate");
         let (_, profile, json) = run(jdk, &fixture, "Deflating", &[DEFLATIONS], "");
-        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let context = context(jdk, &profile, &json);
         let outer = profile.outermost_nodes_of("java.util.zip.Deflater", "deflateBytesBytes");
         let total: u64 = outer.iter().map(|node| node.cum.cpu_ns).sum();
         let native: u64 = outer
@@ -166,7 +173,7 @@ one_jdk! {
         let _alone = alone();
         let fixture = Fixture::new("native-threads");
         let (_, profile, json) = run(jdk, &fixture, "Deflating", &[DEFLATIONS], "threads=all,");
-        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let context = context(jdk, &profile, &json);
         assert!(sampler_counter(&json, "walks_native") >= 1, "no native walk of a JVM thread\n{context}");
         // A frame of libjvm.so in a thread that runs no Java code: its path
         // starts at the thread's kind (`[C2 CompilerThread]`, `[GC]`, ...).
@@ -205,7 +212,7 @@ one_jdk! {
         let fixture = Fixture::new("native-kernel");
         let files = fixture.path("files");
         let (_, profile, json) = run(jdk, &fixture, "SyscallTruth", &[files.to_str().unwrap(), "2"], "kernel=on,");
-        let context = format!("JDK {}: {}\n{}", jdk.major, endings(&json), profile.top_methods(10));
+        let context = context(jdk, &profile, &json);
         let kernel = |node: &&pcct::export::json::JsonNode| profile.method_of(node).class == "[kernel]";
         let in_kernel: Vec<_> = profile.nodes().iter().filter(kernel).collect();
         if in_kernel.is_empty() && std::env::var_os("PCCT_ALLOW_NO_KERNEL_FRAMES").is_some() {

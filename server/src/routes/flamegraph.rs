@@ -40,10 +40,9 @@ pub fn render(lines: &str, title: &str, metric: Metric, methods: &MethodTable) -
 
 /// Every method's colour, by its kind, as async-profiler colours frames:
 /// Java green, native functions red (C++ ones, with `::`, yellow), the
-/// kernel's orange,
-/// pseudo-frames grey, allocated types and monitors' classes aqua; the
-/// shade from the name (inferno's names-based palettes would call a
-/// library without symbols, `libz.so.1`, or a JNI function,
+/// kernel's orange, pseudo-frames grey, allocated types and monitors'
+/// classes aqua; the shade from the name (inferno's names-based palettes
+/// would call a library without symbols, `libz.so.1`, or a JNI function,
 /// `Java_java_util_zip_...`, Java by its dots or capital).
 fn palette(methods: &MethodTable) -> PaletteMap {
     let mut palette = PaletteMap::default();
