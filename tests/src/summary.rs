@@ -14,6 +14,8 @@ pub struct Summary {
     /// Samples recorded into the tree, failed walks included.
     pub samples: u64,
     pub with_java_stack: u64,
+    /// Samples of threads that run no Java code (`threads=all`; else 0).
+    pub native_threads: u64,
     pub failed_walks: u64,
     pub checksum_filtered: u64,
     pub idle_skips: u64,
@@ -50,6 +52,7 @@ impl Summary {
         Some(Summary {
             samples: number_before(counts, " samples recorded")?,
             with_java_stack: number_before(counts, " with a Java stack")?,
+            native_threads: number_before(counts, " of threads that run no Java code").unwrap_or(0),
             failed_walks: number_before(counts, " failed walks")?,
             checksum_filtered: number_before(counts, " checksum-filtered")?,
             idle_skips: number_before(counts, " idle skips")?,
@@ -79,11 +82,22 @@ mod tests {
                       of 2.531 s used by the sampled threads; wrote /tmp/x/p.json (json)\n";
         let summary = Summary::find(stderr).unwrap();
         assert_eq!((summary.samples, summary.with_java_stack, summary.failed_walks), (2527, 2522, 5));
+        assert_eq!(summary.native_threads, 0);
         assert_eq!((summary.checksum_filtered, summary.idle_skips, summary.dropped), (1495, 12068, 0));
         assert_eq!(summary.profile_samples, 2527);
         assert!((summary.profile_cpu_s - 2.528).abs() < 1e-9);
         assert_eq!(summary.cpu_used_s, Some(2.531));
         assert_eq!(summary.wrote.as_deref(), Some("/tmp/x/p.json (json)"));
+    }
+
+    #[test]
+    fn threads_that_run_no_java_code_are_counted() {
+        let line = "pcct: 120500 samples recorded (98203 with a Java stack, 22275 of threads that run no Java code, \
+                    22 failed walks), 1 checksum-filtered, 96 idle skips, 0 dropped; profile total 120500 samples, \
+                    125.598 s CPU of 103.742 s used by the sampled threads";
+        let summary = Summary::parse(line).unwrap();
+        assert_eq!((summary.with_java_stack, summary.native_threads, summary.failed_walks), (98203, 22275, 22));
+        assert_eq!(summary.samples, summary.with_java_stack + summary.native_threads + summary.failed_walks);
     }
 
     #[test]

@@ -54,8 +54,10 @@ per_jdk! {
                 MethodKind::Pseudo => method.name.starts_with('[') && method.name != "[unknown_method]",
                 // An allocated type or a monitor's class, named as Java writes it.
                 MethodKind::Type => !method.name.is_empty() && !method.name.starts_with('['),
-                // A function of a library (`native=on`, not asked for here).
-                MethodKind::Native => false,
+                // A function of a library, or the library where it has no
+                // symbol (`native=on`: not asked for here, but a soak with
+                // PCCT_EXTRA_OPTIONS adds it).
+                MethodKind::Native => !method.class.is_empty() && !method.name.is_empty(),
             };
             assert!(named, "JDK {}: a frame is neither named nor [unloaded]: {method:?}", jdk.major);
         }
