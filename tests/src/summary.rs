@@ -65,6 +65,13 @@ impl Summary {
         })
     }
 
+    /// The samples the line counts by kind (with a Java stack, of threads
+    /// that run no Java code, failed walks): all of `samples` when the
+    /// counts are conserved.
+    pub fn by_kind(&self) -> u64 {
+        self.with_java_stack + self.native_threads + self.failed_walks
+    }
+
     /// The last summary line in `stderr`.
     pub fn find(stderr: &str) -> Option<Summary> {
         stderr.lines().rev().find_map(Summary::parse)
@@ -97,7 +104,7 @@ mod tests {
                     125.598 s CPU of 103.742 s used by the sampled threads";
         let summary = Summary::parse(line).unwrap();
         assert_eq!((summary.with_java_stack, summary.native_threads, summary.failed_walks), (98203, 22275, 22));
-        assert_eq!(summary.samples, summary.with_java_stack + summary.native_threads + summary.failed_walks);
+        assert_eq!(summary.samples, summary.by_kind());
     }
 
     #[test]

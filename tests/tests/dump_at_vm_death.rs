@@ -27,7 +27,7 @@ per_jdk_and_11! {
         assert_eq!(profile.json.format, "pcct-json");
         assert_eq!(total.samples, summary.samples, "JDK {}: file total vs summary: {}", jdk.major, summary.line);
         assert_eq!(total.samples, summary.profile_samples, "{}", summary.line);
-        assert_eq!(summary.samples, summary.with_java_stack + summary.native_threads + summary.failed_walks, "{}", summary.line);
+        assert_eq!(summary.samples, summary.by_kind(), "{}", summary.line);
         assert!(
             (total.cpu_ns as f64 / 1e9 - summary.profile_cpu_s).abs() <= 0.0006,
             "file CPU {} ns vs summary: {}",

@@ -63,7 +63,7 @@ per_jdk! {
         assert!(counter("allocations_recorded") >= 100, "JDK {}: too few allocations: {described}", jdk.major);
 
         let summary = finished.summary();
-        assert_eq!(summary.samples, summary.with_java_stack + summary.native_threads + summary.failed_walks, "{}", summary.line);
+        assert_eq!(summary.samples, summary.by_kind(), "{}", summary.line);
         let profile = Profile::read(&profile_path);
         assert_eq!(profile.json.total.samples, summary.samples, "{}", summary.line);
         assert_eq!(profile.sum_of_self(), profile.json.total, "the nodes' self weights add up to the total");
