@@ -15,8 +15,10 @@
 //! the one weak reference to a recorded allocation's object that the live
 //! heap needs (the agent's heap thread deletes it; a dropped event's is
 //! deleted at once). What it
-//! costs: one walk of the frames new on the thread's own stack, one class
-//! name, two small allocations, at most once per sampled allocation (every 512 KiB
+//! costs: one walk of the frames new on the thread's own stack, the class's
+//! name (from the thread's earlier names when HotSpot's structures show the
+//! same class, `pcct_sampler::hotspot::classes`; else from JVMTI), two
+//! small allocations, at most once per sampled allocation (every 512 KiB
 //! allocated by default) and once per contended enter. With `alloc=off`
 //! and `locks=off` the capabilities are not even asked for.
 //!
@@ -31,7 +33,9 @@ use std::sync::Arc;
 use pcct_sampler::counters::Counters;
 use pcct_sampler::cycles::{self, Part};
 use pcct_sampler::events::{allocation_weight, uniform_from, Chain, Event, EventKind, EventStream, Throttle};
-use pcct_sampler::hotspot::OwnWalks;
+use pcct_sampler::hotspot::classes::{class_symbol, ClassNames, MAX_NAME};
+use pcct_sampler::hotspot::memory::VmMemory;
+use pcct_sampler::hotspot::{self, OwnWalks};
 use pcct_sampler::slots::current_tid;
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Shared;
@@ -242,8 +246,8 @@ impl Sink<'_> {
         Counters::add(&self.shared.counters.event_walks_vm, 1);
         Counters::add(&self.shared.counters.event_frames_shared, shared as u64);
         let chain = own.chain(shared as u32);
-        let class = self.class_name(class);
-        Some(Event { kind, tid: current_tid(), chain, frames, truncated, class, weight, object: 0 })
+        let class = own.class_name(class, &self.shared.counters, || self.class_name(class));
+        Some(Event { kind, tid: own.walks.tid(), chain, frames, truncated, class, weight, object: 0 })
     }
 
     /// A whole event from JVMTI's `GetStackTrace` (pcct's walker was not
@@ -297,9 +301,9 @@ struct NewFrames {
 /// What a thread's callbacks keep between its events: the walks of its
 /// own stack (`OwnWalks`: from the thread's last Java frame, reusing the
 /// frames that did not change since its previous event's walk, verified on
-/// the stack), its stream of events, and whether the sampler has the
+/// the stack), its stream of events, whether the sampler has the
 /// stack of the previous walk (then an event sends only the frames above
-/// those it shares with it). Measured on javac before chaining (a whole
+/// those it shares with it), and the names it made for classes. Measured on javac before chaining (a whole
 /// callback, CPU time): 155-162 µs with `GetStackTrace`, 126 with pcct's
 /// walker and no history, 90 with the history.
 struct OwnEvents {
@@ -313,6 +317,7 @@ struct OwnEvents {
     /// This walk's event can be chained to (until it is known whether it
     /// was pushed).
     chainable: bool,
+    names: ClassNames,
 }
 
 impl OwnEvents {
@@ -323,7 +328,28 @@ impl OwnEvents {
             pushed: 0,
             chained: false,
             chainable: false,
+            names: ClassNames::default(),
         }
+    }
+
+    /// `class`'s name: the one this thread made before for the same class
+    /// (`hotspot::classes`), else `make`'s, kept for the next time.
+    fn class_name(&mut self, class: jclass, counters: &Counters, make: impl FnOnce() -> Arc<str>) -> Arc<str> {
+        let mut buffer = [0u8; MAX_NAME];
+        let layout = hotspot::vm().and_then(|vm| vm.classes.as_ref());
+        let Some(symbol) = layout.and_then(|layout| class_symbol(&VmMemory, layout, class as usize, &mut buffer))
+        else {
+            return make();
+        };
+        if let Some(name) = self.names.get(&symbol) {
+            Counters::add(&counters.event_classes_reused, 1);
+            return name;
+        }
+        let name = make();
+        if &*name != UNKNOWN_CLASS {
+            self.names.insert(&symbol, Arc::clone(&name));
+        }
+        name
     }
 
     /// The new frames (leaf first), whether the stack was deeper than

@@ -36,6 +36,10 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
+use pcct_sampler::hotspot;
+use pcct_sampler::hotspot::classes::{class_symbol, MAX_NAME};
+use pcct_sampler::hotspot::memory::VmMemory;
+
 use crate::console::guard;
 use crate::jvmti::{Jni, Jvmti};
 use crate::jvmti_sys::*;
@@ -57,12 +61,19 @@ type RegisterNativesFn = unsafe extern "C" fn(*mut JNIEnv, jclass, *const JNINat
 /// The helper class, as `javac --release 8` compiles `agent/java/pcct/ParkEntry.java`.
 pub const PARK_ENTRY_CLASS: &[u8] = include_bytes!("../java/pcct/ParkEntry.class");
 
-/// The blocker classes whose parks are lock waits (JVM signatures' prefixes).
-const LOCKS: [&str; 2] = ["Ljava/util/concurrent/locks/Reentrant", "Ljava/util/concurrent/Semaphore"];
+/// The blocker classes whose parks are lock waits (prefixes of their
+/// internal names).
+const LOCKS: [&[u8]; 2] = [b"java/util/concurrent/locks/Reentrant", b"java/util/concurrent/Semaphore"];
+
+/// Whether a park on a blocker of this class (internal name,
+/// `java/util/concurrent/Semaphore$NonfairSync`) is a lock wait.
+pub fn is_lock_name(name: &[u8]) -> bool {
+    LOCKS.iter().any(|prefix| name.starts_with(prefix))
+}
 
 /// Whether a park on a blocker of this class (JVM signature) is a lock wait.
 pub fn is_lock(signature: &str) -> bool {
-    LOCKS.iter().any(|prefix| signature.starts_with(prefix))
+    signature.strip_prefix('L').is_some_and(|name| is_lock_name(name.as_bytes()))
 }
 
 /// Binds the hook (once, on a thread attached to the VM, in the live
@@ -240,8 +251,16 @@ fn lock_blocker(jni: Jni) -> Option<jclass> {
     }
     let class = jni.object_class(blocker);
     jni.delete_local_ref(blocker);
-    let signature = agent.jvmti().class_signature(class).unwrap_or_default();
-    if is_lock(&signature) {
+    // The class's name from HotSpot's structures, else from JVMTI: most
+    // parks are not on locks, and this runs for each of them.
+    let mut buffer = [0u8; MAX_NAME];
+    let layout = hotspot::vm().and_then(|vm| vm.classes.as_ref());
+    let symbol = layout.and_then(|layout| class_symbol(&VmMemory, layout, class as usize, &mut buffer));
+    let lock = match symbol {
+        Some(symbol) => is_lock_name(symbol.bytes),
+        None => is_lock(&agent.jvmti().class_signature(class).unwrap_or_default()),
+    };
+    if lock {
         return Some(class);
     }
     jni.delete_local_ref(class);
@@ -261,6 +280,8 @@ mod tests {
             "Ljava/util/concurrent/Semaphore$NonfairSync;",
         ] {
             assert!(is_lock(lock), "{lock}");
+            let name = lock.trim_start_matches('L').trim_end_matches(';');
+            assert!(is_lock_name(name.as_bytes()), "{name}");
         }
         for other in [
             "Ljava/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject;",
@@ -269,6 +290,8 @@ mod tests {
             "Ljava/util/concurrent/SynchronousQueue$TransferStack;",
         ] {
             assert!(!is_lock(other), "{other}");
+            let name = other.trim_start_matches('L').trim_end_matches(';');
+            assert!(!is_lock_name(name.as_bytes()), "{name}");
         }
     }
 

@@ -383,6 +383,9 @@ counters! {
     /// decoded nor sent them, and the sampler took their names and nodes
     /// from that event's (`event_stacks`).
     event_frames_shared,
+    /// Event classes named from the callback thread's earlier names
+    /// (`hotspot::classes`), without a JVMTI call.
+    event_classes_reused,
     /// Bytes and objects the recorded allocations stand for (estimated,
     /// see `events::allocation_weight`).
     alloc_bytes_recorded,

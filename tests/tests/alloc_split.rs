@@ -17,7 +17,10 @@
 //! The deep path's events share their 121 frames with the thread's
 //! previous event whenever that one was on the same path: they are
 //! recorded from it (chained), and the check below holds their stacks to
-//! the whole path.
+//! the whole path. The classes (byte[], long[], Small) are named from
+//! the callback thread's earlier names, read back from HotSpot's own
+//! structures (`hotspot::classes`), for nearly every event: the check
+//! below holds those names to the truth too.
 
 use std::time::Duration;
 
@@ -88,9 +91,10 @@ per_jdk! {
         let elsewhere = 100.0 * (allocated - found.iter().sum::<f64>()) / allocated;
         let shares: Vec<f64> = found.iter().map(|bytes| 100.0 * bytes / allocated).collect();
         let context = format!(
-            "JDK {}: shares {shares:.2?} (60, 30, 5, 5 expected), {elsewhere:.2} % elsewhere; {recorded} recorded, {dropped} dropped, {thinned} thinned, {} chained frames, {} by JVMTI",
+            "JDK {}: shares {shares:.2?} (60, 30, 5, 5 expected), {elsewhere:.2} % elsewhere; {recorded} recorded, {dropped} dropped, {thinned} thinned, {} chained frames, {} classes named again, {} by JVMTI",
             jdk.major,
             counter("event_frames_shared"),
+            counter("event_classes_reused"),
             counter("event_walks_jvmti"),
         );
         eprintln!("{context}");
@@ -105,5 +109,7 @@ per_jdk! {
         assert!((via_a - 0.5).abs() <= TOLERANCE_SPLIT, "long[] via viaA: {via_a:.3} of long[], expected 0.5\n{context}");
         // The 121 frames of the deep path were shared, not sent again.
         assert!(counter("event_frames_shared") > recorded, "{context}");
+        // Three classes: all but each thread's first of each named again.
+        assert!(counter("event_classes_reused") >= recorded - 100, "{context}");
     }
 }

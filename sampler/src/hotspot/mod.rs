@@ -8,6 +8,7 @@
 //! - [`safe_read`]: reads that survive a bad pointer (a fault handler);
 //! - [`memory`]: the walker's memory, real or synthetic;
 //! - [`cache`]: what the walks decoded, kept for later walks of any thread;
+//! - [`classes`]: an event's class named again from HotSpot's structures;
 //! - [`history`]: what a thread's handler keeps between samples;
 //! - [`code`]: code heaps, code blobs, nmethods, debug information, jmethodIDs;
 //! - [`walker`]: the frame walk the signal handler runs.
@@ -17,6 +18,7 @@
 //! decoded code with every thread through [`FrameCache::process`].
 
 pub mod cache;
+pub mod classes;
 pub mod code;
 pub mod flags;
 pub mod history;
@@ -44,6 +46,8 @@ pub struct Vm {
     pub layout: Layout,
     /// `JNIEnv*` minus `JavaThread*`: a thread's `JavaThread` from its JNIEnv.
     pub env_offset: usize,
+    /// Where a class's `Klass` and name are, if this VM says (not under ZGC).
+    pub classes: Option<classes::ClassLayout>,
 }
 
 impl Vm {
@@ -144,7 +148,7 @@ pub fn init(env: usize, java_thread: usize) -> Result<&'static Vm, InitError> {
     let tables = VmStructs::of_this_process().ok_or(InitError::NoTables)?;
     let (mut layout, statics) = Layout::from_tables(&tables)?;
     layout.read_runtime(&VmMemory, &statics)?;
-    let vm = Vm { layout, env_offset: env - java_thread };
+    let vm = Vm { layout, env_offset: env - java_thread, classes: classes::ClassLayout::from_tables(&tables) };
     // The thread's own JavaThread must name its own OS thread.
     if walker::os_thread_id(&VmMemory, &layout, java_thread) != Some(crate::slots::current_tid()) {
         return Err(InitError::NoThread { env, thread: java_thread });
@@ -168,13 +172,22 @@ pub struct OwnWalks {
     /// Two halves of `capacity` frames: the previous walk's output and the next's.
     buffer: Vec<CallFrame>,
     capacity: usize,
+    /// The thread's id, read once (a system call each time otherwise).
+    tid: i32,
 }
 
 impl OwnWalks {
-    /// Walks of at most `capacity` frames.
+    /// Walks of at most `capacity` frames, of the calling thread's stack
+    /// (only that thread may use them).
     pub fn new(capacity: usize) -> OwnWalks {
         let capacity = capacity.max(1);
-        OwnWalks { history: Box::default(), buffer: vec![CallFrame::EMPTY; 2 * capacity], capacity }
+        let buffer = vec![CallFrame::EMPTY; 2 * capacity];
+        OwnWalks { history: Box::default(), buffer, capacity, tid: crate::slots::current_tid() }
+    }
+
+    /// The id of the thread these walks are of.
+    pub fn tid(&self) -> i32 {
+        self.tid
     }
 
     /// Walks the calling thread's Java frames; `env` is its JNIEnv. The
@@ -187,7 +200,7 @@ impl OwnWalks {
     /// only what this one saw.
     pub fn walk(&mut self, env: usize) -> Option<OwnWalk<'_>> {
         let vm = vm()?;
-        let thread = vm.java_thread_on(env, crate::slots::current_tid())?;
+        let thread = vm.java_thread_on(env, self.tid)?;
         if walker::runs_java(&VmMemory, &vm.layout, thread)? {
             return None; // no anchor: the registers would be needed
         }
