@@ -474,6 +474,14 @@ impl Agent {
         self.sink().lock_parked(jni, class, waited);
     }
 
+    /// A park's blocker checked by the park hook (lock or not) in `ns`:
+    /// the agent's time on a Java thread outside the event callbacks.
+    pub fn park_checked(&self, ns: u64) {
+        let counters = &self.shared.counters;
+        Counters::add(&counters.parks_checked, 1);
+        Counters::add(&counters.park_check_ns, ns);
+    }
+
     /// GarbageCollectionFinish: counted for the heap thread, nothing more.
     pub fn gc_finished(&self) {
         self.shared.live.gc_finished();

@@ -242,6 +242,14 @@ unsafe extern "C" fn park_hook(env: *mut JNIEnv, receiver: jobject, absolute: jb
 /// when it is one of the locks; `None` for any other park.
 fn lock_blocker(jni: Jni) -> Option<jclass> {
     let agent = crate::agent::live()?;
+    let started = pcct_sampler::timer::now_ns();
+    let lock = blocker_if_lock(agent, jni);
+    agent.park_checked(pcct_sampler::timer::now_ns().saturating_sub(started));
+    lock
+}
+
+/// [`lock_blocker`]'s reading of the blocker and its class.
+fn blocker_if_lock(agent: &crate::agent::Agent, jni: Jni) -> Option<jclass> {
     let field = PARK_BLOCKER.load(Ordering::Acquire) as jfieldID;
     let thread = agent.jvmti().current_thread().ok()?;
     let blocker = jni.object_field(thread, field);

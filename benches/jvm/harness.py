@@ -973,8 +973,9 @@ def summarise_config(runs, base_by_round, spec):
         entry["counters"] = counters_medians(runs)
         # The agent's own cost, measured directly: the sampler thread's CPU
         # clock plus the handlers' CPU and the event callbacks' time (their
-        # wall time since 2026-11-26: about their CPU, never less), per
-        # CPU-second of the Java threads.
+        # wall time since 2026-11-26: about their CPU, never less) and the
+        # park hook's checks (since 2026-11-29), per CPU-second of the Java
+        # threads.
         entry["agent_cpu_share"] = agent_cpu_share(runs)
         entry["violations"] = [(r["round"], conservation_violation(r), r["sampler"]) for r in runs
                                if conservation_violation(r)]
@@ -986,11 +987,11 @@ def summarise_config(runs, base_by_round, spec):
 
 
 def agent_cpu_share(runs):
-    """The agent's CPU (sampler thread, signal handlers, event callbacks: absent before they were timed) per
-    CPU-second of the Java threads, median of pcct's `runs`."""
+    """The agent's CPU (sampler thread, signal handlers, event callbacks and the park hook's checks: absent
+    before they were timed) per CPU-second of the Java threads, median of pcct's `runs`."""
     def cpu_ns(sampler):
         return (sampler.get("sampler_cpu_ns", 0) + sampler.get("handler_time", {}).get("sum_ns", 0)
-                + sampler.get("callback_time", {}).get("sum_ns", 0))
+                + sampler.get("callback_time", {}).get("sum_ns", 0) + sampler.get("park_check_ns", 0))
     return median_or_none(ratio(cpu_ns(r["sampler"]) / 1e9, r["java_threads_cpu_s"]) for r in runs if r.get("sampler"))
 
 

@@ -410,6 +410,13 @@ counters! {
     /// Nanoseconds the sampler thread spent naming and recording events
     /// (part of its CPU, `sampler_cpu_ns`).
     event_record_ns,
+    /// Parks the `Unsafe.park` hook checked for a lock blocker (with
+    /// `locks=on`, every park with a blocker), and the nanoseconds that
+    /// took on the parking threads (monotonic clock, as `callback_time`;
+    /// a park that was a lock wait is recorded through the callbacks'
+    /// path too, and timed there as well).
+    parks_checked,
+    park_check_ns,
 }
 
 impl Counters {
