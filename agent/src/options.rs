@@ -797,9 +797,9 @@ pub const OPTIONS: &[OptionSpec] = &[
         meaning: "record about so many sampled allocations a second at most: above it each sample is kept at random \
                   and the kept ones weigh for the rest, so shares and totals stay unbiased. What the default buys: \
                   50,000 samples in 10 s, every share within about 0.25 points (one standard error); what it costs: \
-                  an event takes about 7 µs of CPU when its thread's stack repeats (3.5 % of a CPU at the limit), \
-                  16 µs on H2's stacks, up to 75 µs on javac's varied deep ones (see \"Allocations and locks\"); \
-                  `off`: every sample `alloc=` gives",
+                  an event takes about 5 µs of CPU on H2's and a service's stacks (2.5 % of a CPU at the limit), \
+                  32 µs on javac's varied deep ones (see \"Allocations and locks\"); `off`: every sample `alloc=` \
+                  gives",
         apply: |o, v| {
             let rate = if v == "off" { Some(None) } else { parse_ranged(v, 1, 100_000).map(Some) };
             set(&mut o.alloc_rate, rate)
