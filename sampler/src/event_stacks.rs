@@ -20,10 +20,10 @@
 //! holds every event with its whole stack, as before: only the work
 //! changes.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use pcct::{Frame, Marks};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::events::{Chain, EventStream};
 

@@ -1,10 +1,10 @@
 //! Naming methods: the sampler asks the VM (through the agent's
 //! [`MethodResolver`]) once per new method id and caches the answer.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 
 use pcct::{LineEntry, MethodId, MethodTable};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::native_frames::{FrameKey, NativeFrames, NativeName};
 

@@ -60,12 +60,12 @@
 //! frames are named with the samples', and each is recorded with its whole
 //! stack under its class, without marks.
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pcct::{Builtin, Frame, Marks, MethodId, MethodTable, Weight, NO_BCI};
+use rustc_hash::FxHashMap;
 
 use crate::agct::AgctError;
 use crate::config::{Mode, TimerSource};
@@ -248,7 +248,7 @@ pub struct Sampler<'r> {
     /// Events taken from the queue, waiting to be recorded.
     events: Vec<Event>,
     /// Event classes interned in the profile's method table, by name.
-    classes: HashMap<Arc<str>, MethodId>,
+    classes: FxHashMap<Arc<str>, MethodId>,
     /// Each thread's previous event stack (chained events carry the rest).
     event_stacks: EventStacks,
     /// Recorded allocations with weak references to their objects, and
@@ -367,7 +367,7 @@ impl<'r> Sampler<'r> {
             cache: MethodCache::default(),
             pending: Vec::new(),
             events: Vec::new(),
-            classes: HashMap::new(),
+            classes: FxHashMap::default(),
             event_stacks: EventStacks::default(),
             live_batch: Vec::new(),
             live_release: Vec::new(),
