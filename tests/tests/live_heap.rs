@@ -89,9 +89,19 @@ per_jdk_and_11! {
         assert!((allocated_garbage - 100.0 * 10160.0 / 11192.0).abs() <= TOLERANCE_POINTS, "{context}");
         // 300 MB of arrays kept (309.6 with their headers), estimated within
         // 15 % (measured: 1 to 8 % over on JDK 11 to 25, the allocation
-        // estimate's own bias on this program, not the live heap's).
-        let kept = 300.0 * 1048576.0 * 1.032;
-        assert!((a + b - kept).abs() / kept < 0.15, "{context}");
+        // estimate's own bias on this program, not the live heap's), less
+        // the share of samples the event queue dropped: the program
+        // reports about 15,000 samples a second, and a sampler thread kept
+        // off its CPU for 35 ms lets the queue fill (a clean clone's suite
+        // on two CPUs dropped 20 % of them, counted). The program makes
+        // its garbage and its kept arrays in the same loop, so a drop takes
+        // from each in proportion (the split above holds as it is).
+        let sampler = &json["sampler"];
+        let count = |key: &str| sampler[key].as_u64().unwrap_or(0) as f64;
+        let recorded = count("allocations_recorded") / (count("allocations_recorded") + count("allocations_dropped"));
+        assert!(recorded > 0.5, "most samples recorded: {recorded:.3}, {context}");
+        let kept = 300.0 * 1048576.0 * 1.032 * recorded;
+        assert!((a + b - kept).abs() / kept < 0.15, "{recorded:.3} of the samples recorded; {context}");
         assert!(status["sweeps"].as_u64().unwrap_or(0) > 0 && status["collected_total"].as_u64().unwrap_or(0) > 0, "{context}");
         assert_conserved(status);
     }
