@@ -33,9 +33,8 @@ use std::sync::Arc;
 use pcct_sampler::counters::Counters;
 use pcct_sampler::cycles::{self, Part};
 use pcct_sampler::events::{allocation_weight, uniform_from, Chain, Event, EventKind, EventStream, Throttle};
-use pcct_sampler::hotspot::classes::{class_symbol, ClassNames, MAX_NAME};
-use pcct_sampler::hotspot::memory::VmMemory;
-use pcct_sampler::hotspot::{self, OwnWalks};
+use pcct_sampler::hotspot::classes::{class_symbol_here, ClassNames, MAX_NAME};
+use pcct_sampler::hotspot::OwnWalks;
 use pcct_sampler::slots::current_tid;
 use pcct_sampler::timer::now_ns;
 use pcct_sampler::Shared;
@@ -301,11 +300,12 @@ struct NewFrames {
 /// What a thread's callbacks keep between its events: the walks of its
 /// own stack (`OwnWalks`: from the thread's last Java frame, reusing the
 /// frames that did not change since its previous event's walk, verified on
-/// the stack), its stream of events, whether the sampler has the
-/// stack of the previous walk (then an event sends only the frames above
-/// those it shares with it), and the names it made for classes. Measured on javac before chaining (a whole
-/// callback, CPU time): 155-162 µs with `GetStackTrace`, 126 with pcct's
-/// walker and no history, 90 with the history.
+/// the stack), its stream of events, whether the sampler has the stack
+/// of the previous walk (then an event sends only the frames above those it
+/// shares with it), and the names it made for classes. Measured on javac
+/// before chaining (a whole callback, CPU time): 155-162 µs with
+/// `GetStackTrace`, 126 with pcct's walker and no history, 90 with the
+/// history.
 struct OwnEvents {
     walks: OwnWalks,
     stream: Arc<EventStream>,
@@ -336,11 +336,7 @@ impl OwnEvents {
     /// (`hotspot::classes`), else `make`'s, kept for the next time.
     fn class_name(&mut self, class: jclass, counters: &Counters, make: impl FnOnce() -> Arc<str>) -> Arc<str> {
         let mut buffer = [0u8; MAX_NAME];
-        let layout = hotspot::vm().and_then(|vm| vm.classes.as_ref());
-        let Some(symbol) = layout.and_then(|layout| class_symbol(&VmMemory, layout, class as usize, &mut buffer))
-        else {
-            return make();
-        };
+        let Some(symbol) = class_symbol_here(class as usize, &mut buffer) else { return make() };
         if let Some(name) = self.names.get(&symbol) {
             Counters::add(&counters.event_classes_reused, 1);
             return name;

@@ -36,9 +36,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-use pcct_sampler::hotspot;
-use pcct_sampler::hotspot::classes::{class_symbol, MAX_NAME};
-use pcct_sampler::hotspot::memory::VmMemory;
+use pcct_sampler::hotspot::classes::{class_symbol_here, MAX_NAME};
 
 use crate::console::guard;
 use crate::jvmti::{Jni, Jvmti};
@@ -262,9 +260,7 @@ fn blocker_if_lock(agent: &crate::agent::Agent, jni: Jni) -> Option<jclass> {
     // The class's name from HotSpot's structures, else from JVMTI: most
     // parks are not on locks, and this runs for each of them.
     let mut buffer = [0u8; MAX_NAME];
-    let layout = hotspot::vm().and_then(|vm| vm.classes.as_ref());
-    let symbol = layout.and_then(|layout| class_symbol(&VmMemory, layout, class as usize, &mut buffer));
-    let lock = match symbol {
+    let lock = match class_symbol_here(class as usize, &mut buffer) {
         Some(symbol) => is_lock_name(symbol.bytes),
         None => is_lock(&agent.jvmti().class_signature(class).unwrap_or_default()),
     };

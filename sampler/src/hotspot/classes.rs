@@ -107,6 +107,15 @@ pub fn class_symbol<'b>(
     Some(ClassSymbol { klass, bytes })
 }
 
+/// [`class_symbol`] in this process's VM, once the walker's [`super::init`]
+/// succeeded and the VM describes its classes ([`super::Vm::classes`]);
+/// `None` otherwise. For the callbacks and the park hook, on the thread
+/// that holds the local reference `class`.
+pub fn class_symbol_here(class: usize, buffer: &mut [u8]) -> Option<ClassSymbol<'_>> {
+    let layout = super::vm()?.classes.as_ref()?;
+    class_symbol(&super::memory::VmMemory, layout, class, buffer)
+}
+
 /// Names a thread made for classes, found again by [`ClassSymbol`]: a
 /// direct-mapped table of [`ClassNames::SLOTS`] entries (a thread's
 /// classes beyond it take each other's place; nothing grows).
