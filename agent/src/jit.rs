@@ -271,7 +271,7 @@ impl EntryLooks {
     }
 }
 
-/// HotSpot's inlining thresholds, from its flag table.
+/// HotSpot's inlining thresholds and compilers, from its flag table.
 pub fn inline_flags() -> InlineFlags {
     use hotspot::{flags, vmstructs::VmStructs};
     let Some(tables) = VmStructs::of_this_process() else { return InlineFlags::default() };
@@ -282,6 +282,13 @@ pub fn inline_flags() -> InlineFlags {
         max_inline_level: read("MaxInlineLevel"),
         directives_limit: flags::get_int(&tables, "CompilerDirectivesLimit")
             .and_then(|value| u32::try_from(value).ok()),
+        inline_small_code: read("InlineSmallCode"),
+        type_profile_width: read("TypeProfileWidth"),
+        type_profile_major_receiver_percent: read("TypeProfileMajorReceiverPercent"),
+        tiered_compilation: flags::get_bool(&tables, "TieredCompilation"),
+        tiered_stop_at_level: read("TieredStopAtLevel"),
+        use_compiler: flags::get_bool(&tables, "UseCompiler"),
+        use_jvmci_compiler: flags::get_bool(&tables, "UseJVMCICompiler"),
     }
 }
 

@@ -247,12 +247,15 @@ fn edge_line(edge: &EdgeAdvice) -> String {
 fn describe(report: &AdviceReport, file: &str) -> String {
     let setup = &report.jit.setup;
     let flags = &setup.flags;
+    let known = |value: Option<u32>| value.map_or("?".to_string(), |v| v.to_string());
     let mut text = format!(
-        "JIT advice: inline records {} (table {}; FreqInlineSize={}, MaxInlineSize={}); hot edges from {:.2}% on\n",
+        "JIT advice: inline records {} (table {}; compiler {}; FreqInlineSize={}, MaxInlineSize={}, InlineSmallCode={}); hot edges from {:.2}% on\n",
         setup.state,
         if report.jit.table.complete { "complete" } else { "incomplete" },
-        flags.freq_inline_size.map_or("?".to_string(), |v| v.to_string()),
-        flags.max_inline_size.map_or("?".to_string(), |v| v.to_string()),
+        flags.top_compiler().describe(),
+        known(flags.freq_inline_size),
+        known(flags.max_inline_size),
+        known(flags.inline_small_code),
         report.min_share * 100.0
     );
     text.push_str(&format!("\nhot edges not inlined ({}):\n", report.advice.not_inlined.len()));
@@ -765,6 +768,7 @@ mod tests {
             calls: 10,
             weight: Weight::ZERO,
             callee_bytecodes: Some(400),
+            callee_c2_code: None,
             inlined: Inlined::No,
             caller_level: Some(4),
             compiled_in: Some(MethodKey::new("p.A", "main", "()V")),
@@ -775,6 +779,7 @@ mod tests {
             why: "because".to_string(),
             roots: vec![MethodKey::new("p.A", "run", "()V"), MethodKey::new("p.A", "main", "()V")],
             callees_at_site: 1,
+            site_share: 1.0,
             partial_calls: 0,
         };
         let partial = EdgeAdvice { partial_calls: 3, ..edge.clone() };

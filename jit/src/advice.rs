@@ -24,7 +24,9 @@ use crate::context::{EdgeState, Inlined};
 use crate::directives::pattern;
 use crate::table::{InlineTable, MethodKey};
 
-/// HotSpot's inlining thresholds, read from the VM's flags.
+/// HotSpot's inlining thresholds and compilers, read from the VM's flags.
+/// Every field is `None` where the flag could not be read (the defaults in
+/// the comments are then assumed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InlineFlags {
     /// Largest hot callee C2 inlines (bytes of bytecode; 325 by default).
@@ -37,12 +39,79 @@ pub struct InlineFlags {
     /// included (`CompilerDirectivesLimit`, 50 by default).
     #[serde(default)]
     pub directives_limit: Option<u32>,
+    /// A callee whose C2 code is larger than this (bytes of instructions)
+    /// is not inlined: "already compiled into a big method" (2500 on x86-64).
+    #[serde(default)]
+    pub inline_small_code: Option<u32>,
+    /// Receiver types a call site's profile holds (2 by default): C2
+    /// inlines at most that many at a virtual call.
+    #[serde(default)]
+    pub type_profile_width: Option<u32>,
+    /// At a site with more receivers, C2 inlines the major one only when it
+    /// has at least this share of the calls, in percent (90 by default).
+    #[serde(default)]
+    pub type_profile_major_receiver_percent: Option<u32>,
+    /// `TieredCompilation` (on by default).
+    #[serde(default)]
+    pub tiered_compilation: Option<bool>,
+    /// `TieredStopAtLevel` (4 by default: C2 compiles the hot code).
+    #[serde(default)]
+    pub tiered_stop_at_level: Option<u32>,
+    /// `UseCompiler` (off with `-Xint`).
+    #[serde(default)]
+    pub use_compiler: Option<bool>,
+    /// `UseJVMCICompiler`: a JVMCI compiler (Graal) replaces C2.
+    #[serde(default)]
+    pub use_jvmci_compiler: Option<bool>,
+}
+
+/// Which compiler compiles a JVM's hottest code, as its flags say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopCompiler {
+    C2,
+    /// Tiered compilation stops below C2 (`TieredStopAtLevel`).
+    C1Only(u32),
+    /// A JVMCI compiler (Graal) in C2's place.
+    Jvmci,
+    /// No compiler at all (`-Xint`).
+    Interpreter,
+}
+
+impl TopCompiler {
+    /// As `pcct advise` and the status write it.
+    pub fn describe(self) -> String {
+        match self {
+            TopCompiler::C2 => "C2".to_string(),
+            TopCompiler::C1Only(level) => format!("C1 only (TieredStopAtLevel={level})"),
+            TopCompiler::Jvmci => "a JVMCI compiler (Graal)".to_string(),
+            TopCompiler::Interpreter => "no compiler (-Xint)".to_string(),
+        }
+    }
 }
 
 impl InlineFlags {
     /// How many callers above a frame can have it inlined into their code.
     pub fn inline_depth(&self) -> usize {
         self.max_inline_level.unwrap_or(15) as usize
+    }
+
+    /// The compiler of the hottest code.
+    pub fn top_compiler(&self) -> TopCompiler {
+        if self.use_compiler == Some(false) {
+            TopCompiler::Interpreter
+        } else if self.use_jvmci_compiler == Some(true) {
+            TopCompiler::Jvmci
+        } else {
+            match self.tiered_stop_at_level {
+                Some(level) if level < 4 && self.tiered_compilation != Some(false) => TopCompiler::C1Only(level),
+                _ => TopCompiler::C2,
+            }
+        }
+    }
+
+    fn receivers(&self) -> (usize, f64) {
+        let width = self.type_profile_width.unwrap_or(2) as usize;
+        (width, f64::from(self.type_profile_major_receiver_percent.unwrap_or(90)) / 100.0)
     }
 }
 
@@ -77,8 +146,12 @@ pub struct HotCall {
     /// first, at most `MaxInlineLevel` of them.
     pub roots: Vec<MethodKey>,
     /// Different methods the profile's hot edges call from this call site
-    /// (more than two: a megamorphic virtual call).
+    /// (more than `TypeProfileWidth`: a megamorphic virtual call).
     pub callees_at_site: usize,
+    /// This callee's share of the samples of every call from this site (1
+    /// when it is the only callee): a stand-in for its receiver type's
+    /// share of the site's calls, which is what C2 decides by.
+    pub site_share: f64,
     /// Whether the walks reached the context's outermost frame: in a
     /// partial context `roots` may miss callers below the break.
     pub context: Completeness,
@@ -97,6 +170,9 @@ pub struct EdgeAdvice {
     pub weight: Weight,
     /// Size of the callee's bytecode, when known.
     pub callee_bytecodes: Option<u32>,
+    /// Size of the callee's own C2 code (bytes of instructions), when it has some.
+    #[serde(default)]
+    pub callee_c2_code: Option<u32>,
     pub inlined: Inlined,
     /// 0 interpreted, 1-3 C1, 4 C2.
     pub caller_level: Option<u8>,
@@ -115,18 +191,43 @@ pub struct EdgeAdvice {
     pub roots: Vec<MethodKey>,
     /// Different methods the hot edges call from this call site.
     pub callees_at_site: usize,
+    /// This callee's share of the samples of the calls from this site.
+    #[serde(default = "one")]
+    pub site_share: f64,
     /// Of `calls`, those seen on stacks whose walk stopped short (a
     /// `partial` context): their callers below the break are unknown, so
     /// `roots` may miss the method whose compilation holds them.
     pub partial_calls: u64,
 }
 
+fn one() -> f64 {
+    1.0
+}
+
+/// What the table knows of a callee.
+struct Callee {
+    known: bool,
+    bytecodes: Option<u32>,
+    /// Its own C2 code's size (normal entry).
+    c2_code: Option<u32>,
+}
+
 /// Assesses `call` in the state the table gives it.
 pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: InlineFlags, now_ns: u64) -> EdgeAdvice {
-    let callee_known = table.method(&call.callee);
-    let callee_bytecodes = callee_known.and_then(|method| table.bytecodes(method));
+    let method = table.method(&call.callee);
+    let callee = Callee {
+        known: method.is_some(),
+        bytecodes: method.and_then(|method| table.bytecodes(method)),
+        c2_code: method.and_then(|method| {
+            table
+                .current(method)
+                .find(|code| code.facts.osr_bci.is_none() && code.facts.level == Some(4))
+                .and_then(|code| code.facts.code_size)
+        }),
+    };
     let compiled_in = state.code.map(|code| table.key(code.root).clone());
-    let (action, why) = decide(&call, state, compiled_in.as_ref(), callee_known.is_some(), callee_bytecodes, flags);
+    let (action, why) = decide(&call, state, compiled_in.as_ref(), &callee, flags);
+    let (callee_bytecodes, callee_c2_code) = (callee.bytecodes, callee.c2_code);
     EdgeAdvice {
         caller: call.caller,
         call_site: call.call_site,
@@ -135,6 +236,7 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
         calls: call.weight.samples,
         weight: call.weight,
         callee_bytecodes,
+        callee_c2_code,
         inlined: state.inlined,
         caller_level: state.caller_level,
         compiled_in,
@@ -145,6 +247,7 @@ pub fn assess(call: HotCall, state: &EdgeState, table: &InlineTable, flags: Inli
         why,
         roots: call.roots,
         callees_at_site: call.callees_at_site,
+        site_share: call.site_share,
         partial_calls: if call.context == Completeness::Partial { call.weight.samples } else { 0 },
     }
 }
@@ -164,8 +267,7 @@ fn decide(
     call: &HotCall,
     state: &EdgeState,
     compiled_in: Option<&MethodKey>,
-    callee_known: bool,
-    callee_bytecodes: Option<u32>,
+    callee: &Callee,
     flags: InlineFlags,
 ) -> (Action, String) {
     let runs_in = match compiled_in {
@@ -180,54 +282,107 @@ fn decide(
             format!("inlined: no instruction of the call remains in {runs_in} (optimised away, or a branch C2 pruned)"),
         ),
         Inlined::Yes => (Action::None, format!("inlined: the caller runs in {runs_in}")),
-        Inlined::No if callee_known && callee_bytecodes.is_none() => {
+        Inlined::No if callee.known && callee.bytecodes.is_none() => {
             (Action::Cannot, "the callee has no bytecode (a native method): HotSpot cannot inline it".to_string())
         }
-        Inlined::No if call.callees_at_site > 2 => (
-            Action::Cannot,
-            format!(
-                "a megamorphic call: the profile sees {} different methods called from this site; C2 inlines at most two receiver types, and no directive changes that",
-                call.callees_at_site
-            ),
-        ),
-        Inlined::No if state.caller_level.is_some_and(|level| level < 4) => (
-            Action::Wait,
-            format!(
-                "a call: the caller runs in {runs_in}; C2 has not compiled it yet and may inline the call when it does"
-            ),
-        ),
-        Inlined::No => {
-            let root = compiled_in.unwrap_or(&call.caller);
-            match (pattern(root), pattern(&call.callee)) {
-                (Some(_), Some(_)) => (Action::Inline, format!("a call in {runs_in}: {}", size_reason(callee_bytecodes, flags))),
-                _ => (
-                    Action::Cannot,
-                    format!(
-                        "a call in {runs_in}, but {} or {} has a name no compiler directive can match (a hidden class or unusual characters)",
-                        root.display(),
-                        call.callee.display()
-                    ),
+        Inlined::No => match (megamorphic(call, flags), no_c2(flags)) {
+            (Some(why), _) | (None, Some(why)) => (Action::Cannot, why),
+            (None, None) if state.caller_level.is_some_and(|level| level < 4) => (
+                Action::Wait,
+                format!(
+                    "a call: the caller runs in {runs_in}; C2 has not compiled it yet and may inline the call when it does"
                 ),
+            ),
+            (None, None) => {
+                let root = compiled_in.unwrap_or(&call.caller);
+                match (pattern(root), pattern(&call.callee)) {
+                    (Some(_), Some(_)) => {
+                        let size = size_reason(callee.bytecodes, callee.c2_code, flags);
+                        (Action::Inline, format!("a call in {runs_in}: {size}{}", polymorphic_note(call, flags)))
+                    }
+                    _ => (
+                        Action::Cannot,
+                        format!(
+                            "a call in {runs_in}, but {} or {} has a name no compiler directive can match (a hidden class or unusual characters)",
+                            root.display(),
+                            call.callee.display()
+                        ),
+                    ),
+                }
             }
-        }
+        },
     }
 }
 
-/// Why C2 probably did not inline a callee of this size.
-fn size_reason(bytecodes: Option<u32>, flags: InlineFlags) -> String {
+/// Why no directive can get the call inlined at a megamorphic site: more
+/// methods called from it than C2's type profile holds, and this one
+/// without the major receiver's share. `None` when C2 can inline it.
+fn megamorphic(call: &HotCall, flags: InlineFlags) -> Option<String> {
+    let (width, major) = flags.receivers();
+    (call.callees_at_site > width && call.site_share < major).then(|| {
+        format!(
+            "a megamorphic call: the profile sees {} different methods called from this site, this one in {:.0} % of its samples; \
+             C2 inlines at most {width} receiver types at a call (TypeProfileWidth), or one that has at least {:.0} % of the calls \
+             (TypeProfileMajorReceiverPercent), and no directive changes that (the shares are of sampled time, not of calls)",
+            call.callees_at_site,
+            100.0 * call.site_share,
+            100.0 * major
+        )
+    })
+}
+
+/// At a site with more methods than the type profile holds, why C2 can
+/// still inline this one: it is the major receiver.
+fn polymorphic_note(call: &HotCall, flags: InlineFlags) -> String {
+    let (width, _) = flags.receivers();
+    if call.callees_at_site > width {
+        format!(
+            " (the site calls {} methods, this one in {:.0} % of its samples: C2 can inline it behind a type check)",
+            call.callees_at_site,
+            100.0 * call.site_share
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Why a directive for C2 cannot help in this JVM: no C2 runs.
+fn no_c2(flags: InlineFlags) -> Option<String> {
+    match flags.top_compiler() {
+        TopCompiler::C2 => None,
+        TopCompiler::C1Only(level) => Some(format!(
+            "this JVM compiles with C1 only (TieredStopAtLevel={level}): the caller never reaches C2 code, and pcct's directives are C2's"
+        )),
+        TopCompiler::Jvmci => Some(
+            "a JVMCI compiler (Graal, UseJVMCICompiler) compiles this JVM's hot code: it decides inlining by its own rules, not by the C2 directives pcct writes"
+                .to_string(),
+        ),
+        TopCompiler::Interpreter => Some("this JVM runs without a compiler (-Xint): nothing is inlined".to_string()),
+    }
+}
+
+/// Why C2 probably did not inline a callee of this bytecode size and C2
+/// code size, in the order C2 checks (`InlineTree::should_inline`, then
+/// `should_not_inline`).
+fn size_reason(bytecodes: Option<u32>, c2_code: Option<u32>, flags: InlineFlags) -> String {
     let freq = flags.freq_inline_size.unwrap_or(325);
     let max = flags.max_inline_size.unwrap_or(35);
-    match bytecodes {
-        Some(size) if size > freq => format!(
+    let small_code = flags.inline_small_code.unwrap_or(2500);
+    match (bytecodes, c2_code) {
+        (Some(size), _) if size > freq => format!(
             "the callee has {size} bytes of bytecode, over FreqInlineSize={freq} (C2: \"hot method too big\"); a directive can force it"
         ),
-        Some(size) if size > max => format!(
+        (_, Some(code)) if code > small_code => format!(
+            "the callee is already compiled into {code} bytes of C2 code, over InlineSmallCode={small_code} (C2: \"already compiled into a big method\"); a directive can force it"
+        ),
+        (Some(size), _) if size > max => format!(
             "the callee has {size} bytes of bytecode, over MaxInlineSize={max}: inlined only where C2 finds the call hot, which it did not here"
         ),
-        Some(size) => format!(
-            "the callee is small ({size} bytes of bytecode): the call may be polymorphic, the callee already compiled into large code (InlineSmallCode), or the inlining depth or size budget reached"
+        (Some(size), _) => format!(
+            "the callee is small ({size} bytes of bytecode{}): the inlining depth (MaxInlineLevel) or the caller's size budget was reached, or C2 found the call site cold",
+            c2_code.map_or(String::new(), |code| format!(", {code} bytes of C2 code"))
         ),
-        None => "the callee's size is unknown (it was never compiled)".to_string(),
+        (None, _) => "the callee's size is unknown (it was never compiled)".to_string(),
     }
 }
 
@@ -301,7 +456,7 @@ mod tests {
     use super::*;
     use crate::context::RunningCode;
     use crate::table::tests::{facts, key, names, tree};
-    use crate::table::{JitMethod, Limits, MethodFacts};
+    use crate::table::{CodeFacts, JitMethod, Limits, MethodFacts};
 
     fn table() -> InlineTable {
         let mut table = InlineTable::new(Limits::default());
@@ -318,6 +473,7 @@ mod tests {
             share,
             roots: vec![key("m1")],
             callees_at_site: 1,
+            site_share: 1.0,
             context: Completeness::Whole,
         }
     }
@@ -336,6 +492,7 @@ mod tests {
             max_inline_size: Some(35),
             max_inline_level: Some(15),
             directives_limit: Some(50),
+            ..InlineFlags::default()
         };
         let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, flags, 30);
         assert_eq!(edge.action, Action::Inline);
@@ -343,7 +500,7 @@ mod tests {
         assert!(edge.why.contains("small (10 bytes"), "{}", edge.why);
         assert_eq!(edge.changed_ago_ns, Some(20));
         assert_eq!(edge.compiled_in, Some(key("m1")));
-        assert!(size_reason(Some(400), flags).contains("over FreqInlineSize=325"));
+        assert!(size_reason(Some(400), None, flags).contains("over FreqInlineSize=325"));
     }
 
     #[test]
@@ -358,10 +515,53 @@ mod tests {
         native.load(facts(0x1000, 1, 5), tree(1, &[2]), vec![(1, None), (2, no_bytecode)], 10);
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 4), &native, flags, 30).action, Action::Cannot);
         assert_eq!(assess(call("m2", 0.4), &state(Inlined::Yes, 4), &table, flags, 30).action, Action::None);
-        let megamorphic = HotCall { callees_at_site: 3, ..call("m2", 0.4) };
-        let edge = assess(megamorphic, &state(Inlined::No, 4), &table, flags, 30);
+        let megamorphic = HotCall { callees_at_site: 3, site_share: 0.5, ..call("m2", 0.4) };
+        let edge = assess(megamorphic.clone(), &state(Inlined::No, 4), &table, flags, 30);
         assert_eq!(edge.action, Action::Cannot);
         assert!(edge.why.contains("megamorphic"), "{}", edge.why);
+        // A C1 caller at a megamorphic site cannot wait for C2 to help.
+        assert_eq!(assess(megamorphic, &state(Inlined::No, 3), &table, flags, 30).action, Action::Cannot);
+        let bimorphic = HotCall { callees_at_site: 2, site_share: 0.5, ..call("m2", 0.4) };
+        assert_eq!(assess(bimorphic, &state(Inlined::No, 4), &table, flags, 30).action, Action::Inline);
+    }
+
+    #[test]
+    fn a_jvm_without_c2_gets_no_directive_and_never_waits() {
+        let table = table();
+        let without = |flags: InlineFlags, needle: &str| {
+            for level in [3, 4] {
+                let edge = assess(call("m2", 0.4), &state(Inlined::No, level), &table, flags, 30);
+                assert_eq!(edge.action, Action::Cannot, "{}", edge.why);
+                assert!(edge.why.contains(needle), "{}", edge.why);
+            }
+        };
+        without(
+            InlineFlags { tiered_stop_at_level: Some(1), ..InlineFlags::default() },
+            "C1 only (TieredStopAtLevel=1)",
+        );
+        without(InlineFlags { use_jvmci_compiler: Some(true), ..InlineFlags::default() }, "JVMCI");
+        without(InlineFlags { use_compiler: Some(false), ..InlineFlags::default() }, "-Xint");
+        // C2 alone (no tiers) stops at no level.
+        let c2_only =
+            InlineFlags { tiered_compilation: Some(false), tiered_stop_at_level: Some(1), ..InlineFlags::default() };
+        assert_eq!(c2_only.top_compiler(), TopCompiler::C2);
+        assert_eq!(assess(call("m2", 0.4), &state(Inlined::No, 4), &table, c2_only, 30).action, Action::Inline);
+    }
+
+    #[test]
+    fn a_callee_compiled_into_big_code_says_inline_small_code() {
+        let flags = InlineFlags { inline_small_code: Some(2500), ..InlineFlags::default() };
+        let why = size_reason(Some(100), Some(3000), flags);
+        assert!(why.contains("3000 bytes of C2 code, over InlineSmallCode=2500"), "{why}");
+        // C2 checks the bytecode's size first.
+        assert!(size_reason(Some(400), Some(3000), flags).contains("FreqInlineSize"));
+        assert!(size_reason(Some(20), Some(800), flags).contains("small (20 bytes of bytecode, 800 bytes of C2 code)"));
+        let mut table = table();
+        let callee_code = CodeFacts { level: Some(4), code_size: Some(3000), ..facts(0x2000, 2, 6) };
+        table.load(callee_code, tree(2, &[]), names(&[2]), 20);
+        let edge = assess(call("m2", 0.4), &state(Inlined::No, 4), &table, flags, 30);
+        assert_eq!(edge.callee_c2_code, Some(3000));
+        assert!(edge.why.contains("InlineSmallCode"), "{}", edge.why);
     }
 
     #[test]

@@ -198,6 +198,7 @@ mod tests {
         EdgeAdvice {
             roots,
             callees_at_site: 1,
+            site_share: 1.0,
             partial_calls: 0,
             caller,
             call_site: CallSite { bci: 5, line: None },
@@ -206,6 +207,7 @@ mod tests {
             calls: 10,
             weight: Weight::ZERO,
             callee_bytecodes: Some(400),
+            callee_c2_code: None,
             inlined: Inlined::No,
             caller_level: Some(4),
             compiled_in: root,

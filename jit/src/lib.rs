@@ -34,7 +34,7 @@ pub mod profile;
 pub mod table;
 pub mod tree;
 
-pub use advice::{Action, Advice, EdgeAdvice, InlineFlags};
+pub use advice::{Action, Advice, EdgeAdvice, InlineFlags, TopCompiler};
 pub use context::{EdgeState, Inlined};
 pub use live::{Jit, RecompileReport};
 pub use table::{InlineTable, MethodKey};

@@ -217,6 +217,69 @@ per_jdk! {
     }
 }
 
+/// The advice for `caller -> callee` in an advice answer.
+fn advised<'a>(answer: &'a Value, caller: &str, callee: &str) -> Option<&'a Value> {
+    ["not_inlined", "inlined", "unknown"].iter().find_map(|list| {
+        answer[*list].as_array()?.iter().find(|e| e["caller"]["name"] == caller && e["callee"]["class"] == callee)
+    })
+}
+
+per_jdk! {
+    /// Receivers decide what can be inlined (JitReceivers.java): at the
+    /// site that calls three `apply` methods a third each (all too big for
+    /// C2), no edge gets "inline"; at the site that calls one of them 95 %
+    /// of the time, that one does, and the directive names it.
+    fn a_megamorphic_site_gets_no_inline_advice_unless_one_receiver_has_the_major_share(jdk) {
+        let fixture = Fixture::new("jit-receivers");
+        let jvm = Jvm::new(jdk, &fixture, "JitReceivers").arg("600").arg("--until-eof");
+        let mut served = start_served(jvm, &fixture, "interval=1ms");
+        served.jvm.wait_for_stdout_line("ready", COMPILED);
+        let client = served.client.clone();
+        let receivers = ["JitReceivers$A", "JitReceivers$B", "JitReceivers$C"];
+        let mut last = Value::Null;
+        // Both sites in C2 code, with at least `samples` in the profile.
+        let mut assessed = |samples: u64| {
+            poll_until(Instant::now() + COMPILED, || {
+                last = client.get_json("/api/jit/advice?limit=50&min_share=0.001");
+                let in_c2 = |e: &&Value| e["caller_level"] == 4;
+                let major = advised(&last, "major", receivers[0]).filter(in_c2).filter(|e| e["callees_at_site"] == 3);
+                let even: Vec<&Value> = receivers.iter().filter_map(|r| advised(&last, "even", r).filter(in_c2)).collect();
+                let enough = last["profile"]["samples"].as_u64().unwrap_or(0) >= samples;
+                let found = major.filter(|_| even.len() == 3 && enough).map(|major| (major.clone(), even.into_iter().cloned().collect::<Vec<_>>()));
+                if found.is_none() {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                found
+            })
+            .unwrap_or_else(|| panic!("both sites not assessed in C2 code with {samples} samples within {COMPILED:?}:\n{last:#}"))
+        };
+        assessed(0);
+        // Compiled: what runs from now on is judged on 4 s of samples
+        // (2,000 at each site; a receiver's share then has a standard
+        // error of 0.5 points at the major site, 1 point at the other).
+        client.post_json("/api/purge", "");
+        let (major, even) = assessed(4000);
+        assert_eq!(major["action"], "inline", "{major:#}");
+        let share = major["site_share"].as_f64().unwrap();
+        assert!(share >= 0.9 && share <= 1.0, "the major receiver's share {share}: {major:#}");
+        for edge in &even {
+            assert_eq!(edge["action"], "cannot", "{edge:#}");
+            assert!(edge["why"].as_str().unwrap().contains("megamorphic"), "{edge:#}");
+            let share = edge["site_share"].as_f64().unwrap();
+            assert!((0.2..0.5).contains(&share), "a third each: {share}: {edge:#}");
+        }
+        // The directive inlines A.apply in major's compilations, and none
+        // matches even.
+        let text = client.get("/api/jit/directives?min_share=0.001").expect("directives").text();
+        let directives: Value = serde_json::from_str(&text).expect("directives are JSON");
+        let all = directives.as_array().expect("an array");
+        assert!(all.iter().any(|d| d["c2"]["inline"].as_array().is_some_and(|i| i.iter().any(|c| c == "+JitReceivers$A.apply(D)D"))), "{text}");
+        assert!(!all.iter().any(|d| d["match"].as_array().is_some_and(|m| m.iter().any(|m| m == "JitReceivers.even(DI)D"))), "{text}");
+        assert_hotspot_loads(jdk, &served, &fixture, &text);
+        finish(served, &fixture);
+    }
+}
+
 /// The directives file `text` loads into HotSpot at start-up
 /// (`-XX:CompilerDirectivesFile`) and live into the served JVM (`jcmd
 /// Compiler.directives_add`, each directive counted), which then drops
