@@ -29,6 +29,7 @@ pub mod advice;
 pub mod context;
 pub mod directives;
 pub mod events;
+pub mod inline_tree;
 pub mod live;
 pub mod profile;
 pub mod table;

@@ -495,6 +495,21 @@ impl InlineTable {
         self.by_key.get(key).copied()
     }
 
+    /// The methods named `class.name`, of `signature` when given (every
+    /// overload otherwise), in the order of their keys.
+    pub fn find(&self, class: &str, name: &str, signature: Option<&str>) -> Vec<JitMethod> {
+        let mut found: Vec<(&MethodKey, JitMethod)> = self
+            .methods
+            .iter()
+            .filter(|(_, facts)| {
+                facts.key.class == class && facts.key.name == name && signature.is_none_or(|s| facts.key.signature == s)
+            })
+            .map(|(&method, facts)| (&facts.key, method))
+            .collect();
+        found.sort();
+        found.into_iter().map(|(_, method)| method).collect()
+    }
+
     pub fn key(&self, method: JitMethod) -> &MethodKey {
         self.methods.get(&method).map_or(&UNNAMED, |facts| &facts.key)
     }

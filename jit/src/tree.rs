@@ -180,6 +180,15 @@ impl CodeTree {
         word < words as usize && self.bits[start as usize + word] & (1 << (bci % 64)) != 0
     }
 
+    /// The calls inlined into node `node`: (bci, method, child node), by bci.
+    pub fn children(&self, node: u32) -> impl Iterator<Item = (i32, u32, u32)> + '_ {
+        let start = self.edges.partition_point(|edge| edge.parent < node);
+        self.edges[start..]
+            .iter()
+            .take_while(move |edge| edge.parent == node)
+            .map(|edge| (edge.bci, edge.method, edge.child))
+    }
+
     /// Inlined calls in the tree.
     pub fn inlined_calls(&self) -> usize {
         self.edges.len()
@@ -221,6 +230,10 @@ mod tests {
         assert!(tree.has_position(loop_node, 11) && tree.has_position(ROOT, 7));
         assert!(!tree.has_position(ROOT, 5), "bci 5 is inlined, no position of main's own");
         assert!(!tree.has_position(loop_node, 9) && !tree.has_position(99, 0) && !tree.has_position(ROOT, 700));
+        assert_eq!(tree.children(ROOT).collect::<Vec<_>>(), vec![(5, 2, loop_node)]);
+        let leaf = tree.child(loop_node, 9, 3).unwrap();
+        assert_eq!(tree.children(loop_node).collect::<Vec<_>>(), vec![(9, 3, leaf)]);
+        assert_eq!(tree.children(leaf).count(), 0);
     }
 
     #[test]

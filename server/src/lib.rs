@@ -78,6 +78,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/jit/advice", get(routes::jit::advice))
         .route("/api/jit/directives", get(routes::jit::directives_file))
         .route("/api/jit/events", get(routes::jit::events))
+        .route("/api/jit/inline-tree", get(routes::jit::inline_tree))
         .route("/api/jit/recompile", post(routes::jit::recompile))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

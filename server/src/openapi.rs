@@ -41,6 +41,9 @@ pub enum Kind {
     Resource,
     /// Free text of at most this many characters.
     Text { max_chars: usize },
+    /// A method, `Class.method` or `Class.method(signature)`, of at most
+    /// this many characters; required.
+    Method { max_chars: usize },
 }
 
 /// A query parameter.
@@ -409,6 +412,30 @@ pub const ROUTES: &[Route] = &[
         answers: JSON,
     },
     Route {
+        method: "get",
+        path: "/api/jit/inline-tree",
+        summary: "A method's current code (each entry) as the tree of the calls inlined into it, with their call sites",
+        access: Access::Read,
+        params: &[
+            Param {
+                name: "method",
+                kind: Kind::Method { max_chars: crate::routes::jit::MAX_METHOD_NAME },
+                doc: "`Class.method` (every overload), or `Class.method(signature)` for one",
+            },
+            Param {
+                name: "max_nodes",
+                kind: Kind::Integer {
+                    min: 1,
+                    max: crate::routes::jit::MAX_INLINE_TREE_NODES,
+                    default: crate::routes::jit::INLINE_TREE_NODES,
+                },
+                doc: "most methods in the answer, all trees together",
+            },
+        ],
+        body: None,
+        answers: JSON,
+    },
+    Route {
         method: "post",
         path: "/api/jit/recompile",
         summary: "Retransforms classes the advice names, so HotSpot compiles them again under the directives",
@@ -511,9 +538,10 @@ fn parameter(param: &Param) -> Value {
         }
         Kind::Choice { values, default } => json!({ "type": "string", "enum": values, "default": default }),
         Kind::Resource => json!({ "type": "string", "enum": resource_names() }),
-        Kind::Text { max_chars } => json!({ "type": "string", "maxLength": max_chars }),
+        Kind::Text { max_chars } | Kind::Method { max_chars } => json!({ "type": "string", "maxLength": max_chars }),
     };
-    json!({ "name": param.name, "in": "query", "required": false, "description": param.doc, "schema": schema })
+    let required = matches!(param.kind, Kind::Method { .. });
+    json!({ "name": param.name, "in": "query", "required": required, "description": param.doc, "schema": schema })
 }
 
 /// Every name a resource parameter takes.

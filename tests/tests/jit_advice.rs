@@ -194,8 +194,50 @@ per_jdk! {
         assert_eq!(bad.status, 400, "{}", bad.text());
         assert!(bad.text().contains("match_jdk"), "{}", bad.text());
         assert_hotspot_loads(jdk, &served, &fixture, &last);
+        assert_inline_tree(&client);
         finish(served, &fixture);
     }
+}
+
+/// The nodes of `escape` in an inline-tree answer's trees.
+fn escape_nodes(node: &Value, found: &mut Vec<Value>) {
+    if node["method"]["class"] == "JitAdvice" && node["method"]["name"] == "escape" {
+        found.push(node.clone());
+    }
+    for inner in node["inlined"].as_array().into_iter().flatten() {
+        escape_nodes(inner, found);
+    }
+}
+
+/// `/api/jit/inline-tree` of the code that runs `escape` shows `plus`
+/// inlined into it and `times` not; a bad `method` is refused.
+fn assert_inline_tree(client: &Client) {
+    let small = wait_for_edge(client, SMALL, true, COMPILED);
+    let mut last = Value::Null;
+    let shown = poll_until(Instant::now() + COMPILED, || {
+        let root = wait_for_edge(client, SMALL, true, COMPILED)["compiled_in"].as_str().unwrap_or_default().to_string();
+        last = client.get_json(&format!("/api/jit/inline-tree?method={root}"));
+        let mut nodes = Vec::new();
+        for code in last["codes"].as_array().into_iter().flatten().filter(|code| code["level"] == 4) {
+            escape_nodes(&code["tree"], &mut nodes);
+        }
+        let inlined = |node: &Value, name: &str| {
+            node["inlined"]
+                .as_array()
+                .is_some_and(|calls| calls.iter().any(|call| call["method"]["name"] == name && call["bci"].is_i64()))
+        };
+        let found = nodes.iter().any(|node| inlined(node, "plus") && !inlined(node, "times")).then_some(());
+        if found.is_none() {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        found
+    });
+    shown.unwrap_or_else(|| panic!("no C2 code shows plus inlined into escape and times not:\n{small:#}\n{last:#}"));
+    let bad = client.get("/api/jit/inline-tree?method=escape").expect("an answer");
+    assert_eq!(bad.status, 400, "{}", bad.text());
+    assert!(bad.text().contains("\"parameter\":\"method\""), "{}", bad.text());
+    let missing = client.get("/api/jit/inline-tree").expect("an answer");
+    assert_eq!(missing.status, 400, "{}", missing.text());
 }
 
 per_jdk! {
@@ -261,7 +303,7 @@ per_jdk! {
         let (major, even) = assessed(4000);
         assert_eq!(major["action"], "inline", "{major:#}");
         let share = major["site_share"].as_f64().unwrap();
-        assert!(share >= 0.9 && share <= 1.0, "the major receiver's share {share}: {major:#}");
+        assert!((0.9..=1.0).contains(&share), "the major receiver's share {share}: {major:#}");
         for edge in &even {
             assert_eq!(edge["action"], "cannot", "{edge:#}");
             assert!(edge["why"].as_str().unwrap().contains("megamorphic"), "{edge:#}");

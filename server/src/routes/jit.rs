@@ -1,8 +1,9 @@
-//! `/api/jit/advice`, `/api/jit/directives`, `/api/jit/events` and `POST
-//! /api/jit/recompile`: the hot edges joined with what HotSpot compiled and
-//! inlined (the inline table, `pcct_jit`), advice as compiler directives,
-//! what the JIT did to the code as it happened, and recompiling classes so
-//! that new directives take effect.
+//! `/api/jit/advice`, `/api/jit/directives`, `/api/jit/events`,
+//! `/api/jit/inline-tree` and `POST /api/jit/recompile`: the hot edges
+//! joined with what HotSpot compiled and inlined (the inline table,
+//! `pcct_jit`), advice as compiler directives, what the JIT did to the code
+//! as it happened, a method's code as its inlining tree, and recompiling
+//! classes so that new directives take effect.
 //!
 //! The advice is one heavy job (`crate::heavy`: a permit first, given up
 //! when the client goes away): the hot edges and their calling contexts
@@ -34,6 +35,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use pcct::{MethodTable, NodeId};
 use pcct_jit::directives::{directives, render, to_inline, Matching};
+use pcct_jit::inline_tree::{inline_trees, MethodName};
 use pcct_jit::live::{AdviceReport, Refused, MAX_CLASSES};
 use pcct_jit::profile::{self, EdgeContexts};
 use pcct_jit::{Advice, RecompileReport};
@@ -160,6 +162,28 @@ pub async fn events(State(state): State<AppState>, RawQuery(query): RawQuery) ->
     let limit = params.integer("limit", 1, pcct_jit::events::CAPACITY as u64, EVENTS_PAGE)? as usize;
     let page = state.shared.jit.events.lock().since(since, limit);
     state.json(Some("limit"), &page)
+}
+
+/// Most nodes an inline-tree answer holds by default, and at most.
+pub const INLINE_TREE_NODES: u64 = 2_000;
+pub const MAX_INLINE_TREE_NODES: u64 = 20_000;
+/// Longest `method` an inline-tree request may give.
+pub const MAX_METHOD_NAME: usize = 4096;
+
+/// `GET /api/jit/inline-tree?method=Class.name[(signature)]&max_nodes=`:
+/// the current code of the method (each entry) as a tree of the calls
+/// inlined into it (`pcct_jit::inline_tree`). The table's lock is taken in
+/// a heavy job, never on a runtime worker.
+pub async fn inline_tree(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
+    let params = Params::parse(query.as_deref(), &["method", "max_nodes"])?;
+    let max_nodes = params.integer("max_nodes", 1, MAX_INLINE_TREE_NODES, INLINE_TREE_NODES)? as usize;
+    let text = params.get("method").ok_or_else(|| ApiError::parameter("method", "is required: Class.method"))?;
+    if text.len() > MAX_METHOD_NAME {
+        return Err(ApiError::parameter("method", format!("at most {MAX_METHOD_NAME} bytes")));
+    }
+    let name = MethodName::parse(text).map_err(|error| ApiError::parameter("method", error))?;
+    let trees = join(&state, move |jit| inline_trees(&jit.table.lock(), &name, max_nodes, now_ns())).await?;
+    state.json(Some("max_nodes"), &trees)
 }
 
 /// Longest request id a recompile request may give.
