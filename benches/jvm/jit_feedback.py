@@ -17,6 +17,12 @@ For each workload:
                       inline, `pcct advise --apply <pid>` (jcmd
                       Compiler.directives_add, then the agent retransforms the
                       classes concerned so HotSpot compiles them again)
+       agent-recompile  the control arm of agent-live: at the same moment the
+                      agent retransforms the same classes (POST
+                      /api/jit/recompile), with no directive: what --apply
+                      costs without its effect
+  The agent runs with a control token (a file of this run), which the
+  recompile requests carry.
   Throughput is work per CPU second of the JVM process (user+sys from wait4),
   except for jitadvice, whose worker reports its own iterations and CPU:
        jitadvice  tests/java/JitAdvice.java for --jitadvice-seconds of its
@@ -25,7 +31,8 @@ For each workload:
        javac      javac compiling java/util (as benches/jvm/harness.py runs it)
        h2         H2 running benches/jvm/h2-workload.sql (as harness.py runs it)
   Reported: per-round pair ratios startup/base, agent-startup/agent,
-  agent-live/agent (median, min-max); for the agent runs, the advised edges'
+  agent-live/agent, agent-recompile/agent and agent-live/agent-recompile
+  (median of the rounds and its 95 % bootstrap interval); for the agent runs, the advised edges'
   share and `inlined` state at exit (the profile's jit_advice), and for
   agent-live the state just before the apply and how long the apply took.
 
@@ -74,8 +81,10 @@ import harness  # noqa: E402  (beside this script: the javac and H2 set-ups)
 ROOT = harness.ROOT
 AGENT = ROOT / "target" / "release" / "libpcct_agent.so"
 PCCT = ROOT / "target" / "release" / "pcct"
-CONFIGS = ["base", "startup", "agent", "agent-startup", "agent-live"]
-PAIRS = [("startup", "base"), ("agent-startup", "agent"), ("agent-live", "agent")]
+CONFIGS = ["base", "startup", "agent", "agent-startup", "agent-live", "agent-recompile"]
+PAIRS = [("startup", "base"), ("agent-startup", "agent"), ("agent-live", "agent"), ("agent-recompile", "agent"),
+         ("agent-live", "agent-recompile")]
+JDK_PREFIXES = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
 COST_CONFIGS = {"agent-nojit": "compiled=off", "agent-default": "compiled=on,recompile=on"}
 COST_PAIRS = [("agent-default", "agent-nojit")]
 
@@ -108,10 +117,29 @@ def agent_flag(options):
     return f"-agentpath:{AGENT}={options}"
 
 
-def advice_of(address, min_share):
-    url = f"http://{address}/api/jit/advice?limit=20&min_share={min_share}"
-    with urllib.request.urlopen(url, timeout=10) as answer:
+def request(address, token, path, body=None):
+    """JSON from the agent at `address`, with the control token."""
+    data = None if body is None else json.dumps(body).encode()
+    ask = urllib.request.Request(f"http://{address}{path}", data=data, headers={"Authorization": f"Bearer {token}"})
+    if data is not None:
+        ask.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(ask, timeout=60) as answer:
         return json.load(answer)
+
+
+def advice_of(address, token, min_share):
+    return request(address, token, f"/api/jit/advice?limit=20&min_share={min_share}")
+
+
+def classes_to_recompile(edges, limit):
+    """What `pcct advise --apply` retransforms for these edges: the classes of the code that runs each call
+    and of its caller, the JDK's left out (pcct_jit::directives::classes_to_recompile)."""
+    classes = []
+    for edge in edges[:limit]:
+        for method in (edge.get("compiled_in"), edge["caller"]):
+            if method and not method["class"].startswith(JDK_PREFIXES) and method["class"] not in classes:
+                classes.append(method["class"])
+    return classes
 
 
 def edge_summary(edge):
@@ -121,8 +149,9 @@ def edge_summary(edge):
             "compiled_in": edge["compiled_in"] and f"{edge['compiled_in']['class']}.{edge['compiled_in']['name']}"}
 
 
-def live_apply(process, address_file, args, outcome):
-    """Waits for the agent's address and an edge to inline, then applies the advice to the running JVM."""
+def live_apply(process, address_file, args, outcome, control):
+    """Waits for the agent's address and an edge to inline, then applies the advice to the running JVM, or
+    with `control`, retransforms the same classes without directives."""
     deadline = time.monotonic() + args.apply_deadline
     address = None
     while time.monotonic() < deadline and process.poll() is None:
@@ -130,10 +159,11 @@ def live_apply(process, address_file, args, outcome):
             address = address_file.read_text().strip()
         if address:
             try:
-                advice = advice_of(address, args.min_share)
+                advice = advice_of(address, args.token, args.min_share)
                 candidates = [e for e in advice["not_inlined"] if e["action"] == "inline"]
                 if candidates:
                     outcome["before"] = [edge_summary(e) for e in candidates]
+                    outcome["classes"] = classes_to_recompile(candidates, args.limit)
                     break
             except (OSError, ValueError):
                 pass
@@ -143,8 +173,20 @@ def live_apply(process, address_file, args, outcome):
         outcome["why"] = "the run ended first" if process.poll() is not None else "no edge to inline in time"
         return
     started = time.monotonic()
+    if control:
+        try:
+            answer = request(address, args.token, "/api/jit/recompile", {"classes": outcome["classes"]})
+            outcome.update(applied=bool(answer.get("retransformed")), apply_s=time.monotonic() - started,
+                           apply_output=json.dumps(answer)[-3000:])
+            if not outcome["applied"]:
+                outcome["why"] = "nothing retransformed"
+        except (OSError, ValueError) as error:
+            outcome.update(applied=False, why=f"recompile: {error}")
+        outcome["apply_at_s"] = started - outcome["started"]
+        return
     result = subprocess.run([str(PCCT), "advise", "--apply", str(process.pid), "--address", address,
-                             "--min-share", str(args.min_share), "--limit", str(args.limit), "--wait", "60"],
+                             "--token-file", str(args.token_file), "--min-share", str(args.min_share),
+                             "--limit", str(args.limit), "--wait", "60"],
                             capture_output=True, text=True)
     output = result.stdout + result.stderr
     outcome.update(applied=result.returncode == 0 and "inlined after" in output, apply_s=time.monotonic() - started,
@@ -165,7 +207,8 @@ def run_once(workload, setup, config, args, directives, out_base):
         flags.append(agent_flag(f"interval=10ms,quiet=on,http=off,file={profile},{COST_CONFIGS[config]}"))
     elif config.startswith("agent"):
         profile = Path(f"{out_base}.json")
-        flags.append(agent_flag(f"interval=10ms,quiet=on,addr_file={address_file},file={profile}"))
+        flags.append(agent_flag(f"interval=10ms,quiet=on,addr_file={address_file},file={profile},"
+                                f"token_file={args.token_file}"))
     if setup.get("clean"):
         shutil.rmtree(setup["clean"], ignore_errors=True)
         Path(setup["clean"]).mkdir(parents=True)
@@ -176,9 +219,10 @@ def run_once(workload, setup, config, args, directives, out_base):
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=setup["cwd"], stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     watcher = None
-    if config == "agent-live":
+    if config in ("agent-live", "agent-recompile"):
         live["started"] = started
-        watcher = threading.Thread(target=live_apply, args=(process, address_file, args, live), daemon=True)
+        control = config == "agent-recompile"
+        watcher = threading.Thread(target=live_apply, args=(process, address_file, args, live, control), daemon=True)
         watcher.start()
     _, status, usage = os.wait4(process.pid, 0)
     record.update(wall_s=time.monotonic() - started, cpu_s=usage.ru_utime + usage.ru_stime,
@@ -231,20 +275,30 @@ def ratios(runs, workload, key, mine, theirs):
     return values
 
 
+def median_interval(values, resamples=2000, seed=1):
+    """The median of `values` and its 95 % bootstrap interval."""
+    rng = random.Random(seed)
+    draws = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return statistics.median(values), draws[int(0.025 * resamples)], draws[int(0.975 * resamples) - 1]
+
+
 def fmt_ratios(values):
     if not values:
         return "—"
-    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f}, n={len(values)})"
+    median, low, high = median_interval(values)
+    return f"{median:.3f} [{low:.3f}, {high:.3f}] (n={len(values)})"
 
 
 def markdown(meta, advice, runs):
     lines = [f"JIT feedback, {meta['date']}, {meta['java_version']}, {meta['rounds']} rounds, seed {meta['seed']}", ""]
-    lines += ["| workload | edges to inline | startup / base | agent-startup / agent | agent-live / agent | steady agent-live / agent |",
-              "|---|---:|---:|---:|---:|---:|"]
+    lines += ["Throughput ratios, median of the rounds [95 % bootstrap interval]:", "",
+              "| workload | edges to inline | " + " | ".join(f"{a} / {b}" for a, b in PAIRS)
+              + " | steady agent-live / agent-recompile |", "|---|---:|" + "---:|" * (len(PAIRS) + 1)]
     for workload, report in advice.items():
         to_inline = [e for e in report["not_inlined"] if e["action"] == "inline"]
         cells = [fmt_ratios(ratios(runs, workload, "throughput", a, b)) for a, b in PAIRS]
-        steady = fmt_ratios(ratios(runs, workload, "steady", "agent-live", "agent")) if workload == "jitadvice" else "—"
+        steady = (fmt_ratios(ratios(runs, workload, "steady", "agent-live", "agent-recompile"))
+                  if workload == "jitadvice" else "—")
         lines.append(f"| {workload} | {len(to_inline)} | {' | '.join(cells)} | {steady} |")
     lines += ["", "Advised edges (profile run) and their state at exit (median share over the rounds):", "",
               "| workload | edge | profile: share, state | agent | agent-startup | agent-live |", "|---|---|---|---|---|---|"]
@@ -261,13 +315,14 @@ def markdown(meta, advice, runs):
                 else:
                     cells.append("not hot")
             lines.append(f"| {workload} | `{name}` | {100 * edge['share']:.1f}%, {str(edge['inlined']).lower()} | {' | '.join(cells)} |")
-    applied = [r["live"] for r in runs if r.get("live")]
-    if applied:
-        done = [a for a in applied if a.get("applied")]
-        why = sorted({a.get("why", "") for a in applied if not a.get("applied")})
-        lines += ["", f"Live applies: {len(done)} of {len(applied)} reported inlined"
-                  + (f" (others: {'; '.join(why)})" if why else "")
-                  + f"; at {fmt_seconds([a['apply_at_s'] for a in done])} into the run, taking {fmt_seconds([a['apply_s'] for a in done])}."]
+    for config, what in (("agent-live", "Live applies reported inlined"), ("agent-recompile", "Control retransforms")):
+        applied = [r["live"] for r in runs if r.get("live") and r["config"] == config]
+        if applied:
+            done = [a for a in applied if a.get("applied")]
+            why = sorted({a.get("why", "") for a in applied if not a.get("applied")})
+            lines += ["", f"{what}: {len(done)} of {len(applied)}" + (f" (others: {'; '.join(why)})" if why else "")
+                      + f"; at {fmt_seconds([a['apply_at_s'] for a in done])} into the run, taking "
+                      f"{fmt_seconds([a['apply_s'] for a in done])}."]
     return "\n".join(lines)
 
 
@@ -318,6 +373,12 @@ def main():
     version = subprocess.run([str(args.java), "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     meta = {"type": "meta", "date": time.strftime("%Y-%m-%d %H:%M"), "seed": seed, "rounds": args.rounds,
             "java_version": version, "command": sys.argv, "workloads": names}
+    args.token = "jit-feedback-" + "".join(random.SystemRandom().choice("abcdefghijkmnpqrstuvwxyz23456789")
+                                           for _ in range(24))
+    args.token_file = out_dir / "token"
+    descriptor = os.open(args.token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as token_out:
+        token_out.write(args.token + "\n")
     jsonl = out_dir / "results.jsonl"
     with open(jsonl, "a") as out:
         out.write(json.dumps(meta) + "\n")
