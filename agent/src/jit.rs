@@ -150,7 +150,13 @@ pub fn code_loaded(
         Counters::add(&counters.inline_records_malformed, 1);
         return;
     };
-    let nmethod = hotspot::vm().and_then(|vm| code::nmethod_facts(&VmMemory, &vm.layout, address)).unwrap_or_default();
+    // None before the walker is ready (the JIT thread's first events can
+    // come before the sampler thread prepared it) and on a VM it cannot read.
+    let read = hotspot::vm().and_then(|vm| code::nmethod_facts(&VmMemory, &vm.layout, address));
+    if read.is_none() {
+        Counters::add(&counters.code_facts_unread, 1);
+    }
+    let nmethod = read.unwrap_or_default();
     let facts = CodeFacts {
         address: address as u64,
         method: method as u64,
@@ -211,6 +217,27 @@ pub fn code_unloaded(shared: &Shared, method: usize, address: usize) {
     }
 }
 
+/// Codes whose nmethod one look reads again, at most.
+const READ_LATER: usize = 64;
+
+/// Reads again the nmethods of codes whose load could not read them: the
+/// JIT thread's first events (GenerateEvents, early compilations) can come
+/// before the sampler thread has prepared the walker. Such a code's level
+/// stayed unknown for its whole life (a test failed so, once in about 150
+/// runs on a loaded machine); yet its compile level says where a hot edge
+/// runs, and only code whose nmethod is known is checked for
+/// deoptimization.
+fn read_later(shared: &Shared, vm: &hotspot::Vm) {
+    let unread = shared.jit.table.lock().unread(READ_LATER);
+    for address in unread {
+        let Some(found) = code::nmethod_facts(&VmMemory, &vm.layout, address as usize) else { continue };
+        let (level, osr, id, nmethod) = (found.level, found.osr_bci, found.compile_id, found.nmethod as u64);
+        if shared.jit.table.lock().read_later(address, level, osr, id, nmethod) {
+            Counters::add(&shared.counters.code_facts_read_later, 1);
+        }
+    }
+}
+
 /// How often the JIT thread compares the table's code with what each
 /// method enters (`pcct_jit::events`): an event within a second of the
 /// change, since a code must differ at two looks in a row.
@@ -238,6 +265,7 @@ impl EntryLooks {
         }
         self.last = Some(now);
         let Some(vm) = hotspot::vm().filter(|vm| vm.layout.method.code.is_some()) else { return };
+        read_later(shared, vm);
         let entries = shared.jit.table.lock().entries();
         let mut changed = Vec::new();
         let mut suspects = HashSet::new();

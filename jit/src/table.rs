@@ -441,6 +441,40 @@ impl InlineTable {
         self.codes.values().filter(entered).map(|code| code.facts).collect()
     }
 
+    /// Codes whose nmethod was not read at their load (no compile level,
+    /// compile id or nmethod known), at most `limit`.
+    pub fn unread(&self, limit: usize) -> Vec<u64> {
+        self.codes
+            .values()
+            .filter(|code| code.facts.nmethod.is_none())
+            .map(|code| code.facts.address)
+            .take(limit)
+            .collect()
+    }
+
+    /// Fills in what the load of the code at `address` could not read of
+    /// its nmethod, when the entry read now is the one the table keeps it
+    /// under (a normal-entry code found to be OSR code is left as it is).
+    /// Whether the code took them.
+    pub fn read_later(
+        &mut self,
+        address: u64,
+        level: Option<u8>,
+        osr_bci: Option<i32>,
+        compile_id: Option<u32>,
+        nmethod: u64,
+    ) -> bool {
+        match self.codes.get_mut(&address) {
+            Some(code) if code.facts.nmethod.is_none() && code.facts.osr_bci == osr_bci => {
+                code.facts.level = level;
+                code.facts.compile_id = compile_id;
+                code.facts.nmethod = Some(nmethod);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Forgets everything (to be filled again); incomplete until
     /// [`InlineTable::mark_complete`].
     pub fn restart(&mut self) {
@@ -581,6 +615,23 @@ pub(crate) mod tests {
         let builder = tree(facts.method, callees);
         let unnamed = table.unnamed(&builder.methods());
         table.load(facts, builder, names(&unnamed), 7)
+    }
+
+    #[test]
+    fn facts_not_read_at_the_load_are_filled_in_later_for_the_same_entry() {
+        let mut table = InlineTable::new(Limits::default());
+        let unread = CodeFacts { level: None, compile_id: None, nmethod: None, ..facts(0x1000, 1, 5) };
+        table.load(unread, tree(1, &[]), names(&[1]), 10);
+        table.load(CodeFacts { nmethod: Some(0x900), ..facts(0x2000, 2, 6) }, tree(2, &[]), names(&[2]), 10);
+        assert_eq!(table.unread(10), vec![0x1000]);
+        assert!(table.entries().iter().all(|facts| facts.address == 0x2000), "unread code is not checked");
+        assert!(!table.read_later(0x1000, Some(4), Some(12), Some(7), 0x800), "an OSR entry is not the one kept");
+        assert!(table.read_later(0x1000, Some(4), None, Some(7), 0x800));
+        let (facts, _) = table.code_at(0x1000).unwrap();
+        assert_eq!((facts.level, facts.compile_id, facts.nmethod), (Some(4), Some(7), Some(0x800)));
+        assert!(table.unread(10).is_empty());
+        assert!(!table.read_later(0x1000, Some(3), None, Some(8), 0x700), "read once");
+        assert!(!table.read_later(0x3000, Some(4), None, Some(9), 0x600), "not held");
     }
 
     #[test]

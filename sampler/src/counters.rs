@@ -358,6 +358,12 @@ counters! {
     /// Inline records that could not be read (none sent, or a chain of
     /// scopes not rooted at the compiled method).
     inline_records_malformed,
+    /// Compiled code whose nmethod (compile level, compile id, entry)
+    /// could not be read when it was loaded: before the walker was ready,
+    /// or on a VM it does not read (JDK 11); the JIT thread reads it again.
+    code_facts_unread,
+    /// Of those, code whose nmethod a later read found.
+    code_facts_read_later,
     /// Classes retransformed on request (`POST /api/jit/recompile`) so
     /// that HotSpot compiles their code again.
     classes_retransformed,
