@@ -73,7 +73,7 @@ pub enum TopCompiler {
     C1Only(u32),
     /// A JVMCI compiler (Graal) in C2's place.
     Jvmci,
-    /// No compiler at all (`-Xint`).
+    /// No compiler at all (`-Xint`, or tiers stopped at 0).
     Interpreter,
 }
 
@@ -84,7 +84,7 @@ impl TopCompiler {
             TopCompiler::C2 => "C2".to_string(),
             TopCompiler::C1Only(level) => format!("C1 only (TieredStopAtLevel={level})"),
             TopCompiler::Jvmci => "a JVMCI compiler (Graal)".to_string(),
-            TopCompiler::Interpreter => "no compiler (-Xint)".to_string(),
+            TopCompiler::Interpreter => "no compiler (-Xint or TieredStopAtLevel=0)".to_string(),
         }
     }
 }
@@ -103,7 +103,9 @@ impl InlineFlags {
             TopCompiler::Jvmci
         } else {
             match self.tiered_stop_at_level {
-                Some(level) if level < 4 && self.tiered_compilation != Some(false) => TopCompiler::C1Only(level),
+                _ if self.tiered_compilation == Some(false) => TopCompiler::C2,
+                Some(0) => TopCompiler::Interpreter,
+                Some(level) if level < 4 => TopCompiler::C1Only(level),
                 _ => TopCompiler::C2,
             }
         }
@@ -357,7 +359,9 @@ fn no_c2(flags: InlineFlags) -> Option<String> {
             "a JVMCI compiler (Graal, UseJVMCICompiler) compiles this JVM's hot code: it decides inlining by its own rules, not by the C2 directives pcct writes"
                 .to_string(),
         ),
-        TopCompiler::Interpreter => Some("this JVM runs without a compiler (-Xint): nothing is inlined".to_string()),
+        TopCompiler::Interpreter => {
+            Some("this JVM runs without a compiler (-Xint or TieredStopAtLevel=0): nothing is inlined".to_string())
+        }
     }
 }
 
@@ -541,6 +545,7 @@ mod tests {
         );
         without(InlineFlags { use_jvmci_compiler: Some(true), ..InlineFlags::default() }, "JVMCI");
         without(InlineFlags { use_compiler: Some(false), ..InlineFlags::default() }, "-Xint");
+        without(InlineFlags { tiered_stop_at_level: Some(0), ..InlineFlags::default() }, "TieredStopAtLevel=0");
         // C2 alone (no tiers) stops at no level.
         let c2_only =
             InlineFlags { tiered_compilation: Some(false), tiered_stop_at_level: Some(1), ..InlineFlags::default() };
