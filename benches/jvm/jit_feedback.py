@@ -22,7 +22,8 @@ For each workload:
                       /api/jit/recompile), with no directive: what --apply
                       costs without its effect
   The agent runs with a control token (a file of this run), which the
-  recompile requests carry.
+  recompile requests carry. javac's classes are the JDK's own, so its
+  directives and recompiles match JDK methods (--match-jdk).
   Throughput is work per CPU second of the JVM process (user+sys from wait4),
   except for jitadvice, whose worker reports its own iterations and CPU:
        jitadvice  tests/java/JitAdvice.java for --jitadvice-seconds of its
@@ -110,6 +111,8 @@ def setups(args, names):
             made[name] = {"args": ["-version"], "cwd": harness.WORK, "expected_s": 2}
         else:
             made[name] = harness.WORKLOADS[name](args, classes)
+    if "javac" in made:
+        made["javac"]["match_jdk"] = True  # javac's classes are the JDK's own (com.sun.tools.javac)
     return made
 
 
@@ -131,13 +134,14 @@ def advice_of(address, token, min_share):
     return request(address, token, f"/api/jit/advice?limit=20&min_share={min_share}")
 
 
-def classes_to_recompile(edges, limit):
+def classes_to_recompile(edges, limit, match_jdk):
     """What `pcct advise --apply` retransforms for these edges: the classes of the code that runs each call
-    and of its caller, the JDK's left out (pcct_jit::directives::classes_to_recompile)."""
+    and of its caller, the JDK's left out unless `match_jdk` (pcct_jit::directives::classes_to_recompile)."""
     classes = []
     for edge in edges[:limit]:
         for method in (edge.get("compiled_in"), edge["caller"]):
-            if method and not method["class"].startswith(JDK_PREFIXES) and method["class"] not in classes:
+            jdk = method and not match_jdk and method["class"].startswith(JDK_PREFIXES)
+            if method and not jdk and method["class"] not in classes:
                 classes.append(method["class"])
     return classes
 
@@ -149,7 +153,7 @@ def edge_summary(edge):
             "compiled_in": edge["compiled_in"] and f"{edge['compiled_in']['class']}.{edge['compiled_in']['name']}"}
 
 
-def live_apply(process, address_file, args, outcome, control):
+def live_apply(process, address_file, args, outcome, control, match_jdk):
     """Waits for the agent's address and an edge to inline, then applies the advice to the running JVM, or
     with `control`, retransforms the same classes without directives."""
     deadline = time.monotonic() + args.apply_deadline
@@ -163,7 +167,7 @@ def live_apply(process, address_file, args, outcome, control):
                 candidates = [e for e in advice["not_inlined"] if e["action"] == "inline"]
                 if candidates:
                     outcome["before"] = [edge_summary(e) for e in candidates]
-                    outcome["classes"] = classes_to_recompile(candidates, args.limit)
+                    outcome["classes"] = classes_to_recompile(candidates, args.limit, match_jdk)
                     break
             except (OSError, ValueError):
                 pass
@@ -186,7 +190,7 @@ def live_apply(process, address_file, args, outcome, control):
         return
     result = subprocess.run([str(PCCT), "advise", "--apply", str(process.pid), "--address", address,
                              "--token-file", str(args.token_file), "--min-share", str(args.min_share),
-                             "--limit", str(args.limit), "--wait", "60"],
+                             "--limit", str(args.limit), "--wait", "60", *(["--match-jdk"] if match_jdk else [])],
                             capture_output=True, text=True)
     output = result.stdout + result.stderr
     outcome.update(applied=result.returncode == 0 and "inlined after" in output, apply_s=time.monotonic() - started,
@@ -222,7 +226,8 @@ def run_once(workload, setup, config, args, directives, out_base):
     if config in ("agent-live", "agent-recompile"):
         live["started"] = started
         control = config == "agent-recompile"
-        watcher = threading.Thread(target=live_apply, args=(process, address_file, args, live, control), daemon=True)
+        watcher = threading.Thread(target=live_apply, daemon=True,
+                                   args=(process, address_file, args, live, control, setup.get("match_jdk", False)))
         watcher.start()
     _, status, usage = os.wait4(process.pid, 0)
     record.update(wall_s=time.monotonic() - started, cpu_s=usage.ru_utime + usage.ru_stime,
@@ -261,7 +266,8 @@ def profile_and_advise(workload, setup, args, out_dir):
     subprocess.run(command, cwd=setup["cwd"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     directives = out_dir / f"{workload}-directives.json"
     advised = subprocess.run([str(PCCT), "advise", str(profile), "--format", "json", "--min-share", str(args.min_share),
-                              "--limit", str(args.limit), "-o", str(directives)],
+                              "--limit", str(args.limit), "-o", str(directives),
+                              *(["--match-jdk"] if setup.get("match_jdk") else [])],
                              capture_output=True, text=True, check=True)
     return json.loads(advised.stdout), directives
 
