@@ -65,7 +65,7 @@ fn jit_advice(shared: &Shared) -> serde_json::Value {
     let (contexts, methods) = {
         let profile = shared.profile.lock();
         let edges = profile.tree.top_edges(ADVICE_EDGES);
-        (EdgeContexts::copy(&profile.tree, &edges, 100_000), std::sync::Arc::clone(&profile.methods))
+        (EdgeContexts::copy_for_advice(&profile.tree, &edges, 100_000), std::sync::Arc::clone(&profile.methods))
     };
     let now = pcct_sampler::timer::now_ns();
     let advice = pcct_jit::profile::advice(&shared.jit, &methods, &contexts, 0.0, ADVICE_EDGES, now);

@@ -38,8 +38,9 @@ pub struct CopiedEdge {
     pub outermost: MethodId,
     /// Every sample with this context on its stack (the self weights of
     /// its subtree), for an edge whose call site calls other methods too
-    /// in the copied edges; `None` for the others, or when the budget of
-    /// [`SITE_NODES`] was spent (the hottest sites are weighed first).
+    /// in the copied edges ([`EdgeContexts::copy_for_advice`]); `None` for
+    /// the others, in a plain copy, or when the budget of [`SITE_NODES`]
+    /// was spent (the hottest sites are weighed first).
     pub cum: Option<Weight>,
 }
 
@@ -82,7 +83,13 @@ impl EdgeContexts {
                 CopiedEdge { node, path, weight: tree.edge_weight(node), outermost, cum: None }
             })
             .collect();
-        let mut contexts = EdgeContexts { edges, total: tree.total(), metric: tree.config().metric };
+        EdgeContexts { edges, total: tree.total(), metric: tree.config().metric }
+    }
+
+    /// [`EdgeContexts::copy`], with the contexts of polymorphic call sites
+    /// weighed ([`CopiedEdge::cum`]): what the advice needs, and only it.
+    pub fn copy_for_advice(tree: &Pcct, nodes: &[NodeId], max_steps: usize) -> EdgeContexts {
+        let mut contexts = EdgeContexts::copy(tree, nodes, max_steps);
         contexts.weigh_polymorphic_sites(tree);
         contexts
     }
@@ -398,7 +405,8 @@ mod tests {
                 tree.record(&mut marks, &stack, weight).unwrap();
             }
         }
-        let contexts = EdgeContexts::copy(&tree, &tree.top_edges(20), 1000);
+        let contexts = EdgeContexts::copy_for_advice(&tree, &tree.top_edges(20), 1000);
+        assert!(EdgeContexts::copy(&tree, &tree.top_edges(20), 1000).edges.iter().all(|edge| edge.cum.is_none()));
         let advice = assess_edges(&table, &methods, &contexts, InlineFlags::default(), 5);
         let big = advice.iter().find(|edge| edge.callee.name == "big").unwrap();
         assert_eq!((big.callees_at_site, big.site_share), (1, 1.0));

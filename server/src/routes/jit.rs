@@ -69,7 +69,7 @@ pub struct AdviceAnswer {
 type Copied = (ProfileHeader, EdgeContexts, Arc<MethodTable>);
 
 fn copy(state: &AppState, profile: &Profile, nodes: &[NodeId]) -> Copied {
-    let contexts = EdgeContexts::copy(&profile.tree, nodes, MAX_HOT_NODE_STEPS);
+    let contexts = EdgeContexts::copy_for_advice(&profile.tree, nodes, MAX_HOT_NODE_STEPS);
     (state.header(&profile.tree), contexts, Arc::clone(&profile.methods))
 }
 
