@@ -44,6 +44,15 @@ pub struct CopiedEdge {
     pub cum: Option<Weight>,
 }
 
+impl CopiedEdge {
+    /// The call this edge is: (caller, call site bci, callee), from the
+    /// last two steps of its path; `None` for an edge from the root.
+    fn call(&self) -> Option<(MethodId, i32, MethodId)> {
+        let [.., (caller, _), (callee, bci)] = self.path.as_slice() else { return None };
+        Some((*caller, *bci, *callee))
+    }
+}
+
 /// Most nodes one copy reaches to weigh the contexts of polymorphic call
 /// sites: 1-1.5 ms under the profile's lock on a tree of 5.6 million
 /// nodes whose hot edges' subtrees are all larger (measured); a site the
@@ -103,22 +112,22 @@ impl EdgeContexts {
     fn weigh_polymorphic_sites(&mut self, tree: &Pcct) {
         // Sites in the order of their hottest edge: the budget goes to those first.
         let mut order: HashMap<(MethodId, i32), usize> = HashMap::new();
-        let mut sites: Vec<Vec<usize>> = Vec::new();
+        let mut sites: Vec<Vec<(usize, MethodId)>> = Vec::new();
         for (index, edge) in self.edges.iter().enumerate() {
-            if let Some(parent) = tree.parent(edge.node).filter(|&parent| parent != NodeId::ROOT) {
-                let site = *order.entry((tree.method(parent), tree.call_site(edge.node))).or_insert_with(|| {
+            if let Some((caller, bci, callee)) = edge.call() {
+                let site = *order.entry((caller, bci)).or_insert_with(|| {
                     sites.push(Vec::new());
                     sites.len() - 1
                 });
-                sites[site].push(index);
+                sites[site].push((index, callee));
             }
         }
         let mut budget = SITE_NODES;
-        for indices in sites {
-            let first = tree.method(self.edges[indices[0]].node);
-            if indices.iter().all(|&index| tree.method(self.edges[index].node) == first) {
+        for site in sites {
+            if site.iter().all(|&(_, callee)| callee == site[0].1) {
                 continue;
             }
+            let indices: Vec<usize> = site.into_iter().map(|(index, _)| index).collect();
             // All of a site's contexts weighed, or none (one unit per site).
             let weights: Option<Vec<Weight>> =
                 indices.iter().map(|&index| subtree_weight(tree, self.edges[index].node, &mut budget)).collect();
@@ -238,15 +247,15 @@ pub fn assess_edges(
 fn callees_by_site(methods: &MethodTable, contexts: &EdgeContexts) -> HashMap<(MethodId, i32), Vec<(MethodId, u64)>> {
     let mut sites: HashMap<(MethodId, i32), Vec<(MethodId, u64)>> = HashMap::new();
     for edge in &contexts.edges {
-        let [.., (caller, _), (callee, bci)] = edge.path.as_slice() else { continue };
-        if methods.get(*callee).kind != MethodKind::Java {
+        let Some((caller, bci, callee)) = edge.call() else { continue };
+        if methods.get(callee).kind != MethodKind::Java {
             continue;
         }
         let samples = edge.cum.unwrap_or(edge.weight).samples;
-        let callees = sites.entry((*caller, *bci)).or_default();
-        match callees.iter_mut().find(|(method, _)| method == callee) {
+        let callees = sites.entry((caller, bci)).or_default();
+        match callees.iter_mut().find(|(method, _)| *method == callee) {
             Some((_, sum)) => *sum += samples,
-            None => callees.push((*callee, samples)),
+            None => callees.push((callee, samples)),
         }
     }
     sites
