@@ -589,7 +589,7 @@ impl Agent {
             .options
             .file
             .as_ref()
-            .map(|path| (path, crate::dump::write(&self.shared, format, self.options.report_metric(), path)));
+            .map(|path| (path, crate::dump::write(&self.shared, format, self.options.file_report(), path)));
         if let Some(handle) = self.server.lock().take() {
             handle.shut_down(Duration::from_secs(1));
         }

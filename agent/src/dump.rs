@@ -20,7 +20,6 @@
 #![forbid(unsafe_code)]
 
 use pcct::export::{self, Format, ReportOptions};
-use pcct::Metric;
 use pcct_jit::live::AdviceReport;
 use pcct_jit::profile::EdgeContexts;
 use pcct_sampler::Shared;
@@ -29,11 +28,11 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use tempfile::NamedTempFile;
 
-/// Writes the profile in `shared` to `path` as `format` (reports weighed by
-/// `metric`); returns the format written.
-pub fn write(shared: &Shared, format: Format, metric: Metric, path: &Path) -> std::io::Result<Format> {
+/// Writes the profile in `shared` to `path` as `format` (reports written
+/// as `report` says); returns the format written.
+pub fn write(shared: &Shared, format: Format, report: ReportOptions, path: &Path) -> std::io::Result<Format> {
     let mut temporary = temporary_beside(path)?;
-    write_file(shared, format, metric, temporary.as_file_mut())?;
+    write_file(shared, format, report, temporary.as_file_mut())?;
     temporary.persist(path).map_err(|error| error.error)?;
     Ok(format)
 }
@@ -73,7 +72,7 @@ fn jit_advice(shared: &Shared) -> serde_json::Value {
     serde_json::to_value(report).unwrap_or_default()
 }
 
-fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) -> std::io::Result<()> {
+fn write_file(shared: &Shared, format: Format, report: ReportOptions, file: &mut File) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let jit = (format == Format::Json).then(|| jit_advice(shared));
     {
@@ -108,12 +107,10 @@ fn write_file(shared: &Shared, format: Format, metric: Metric, file: &mut File) 
             extra.insert("collection".to_string(), serde_json::to_value(collection).unwrap_or_default());
             export::json::write_to(&mut out, &profile.tree, &profile.methods, &extra)?;
         } else if format == Format::Pprof {
-            let options = ReportOptions { metric, min_cum_share: 0.0 };
             let context = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));
-            export::pprof::write_to(&mut out, &profile.tree, &profile.methods, &options, &context)?;
+            export::pprof::write_to(&mut out, &profile.tree, &profile.methods, &report, &context)?;
         } else {
-            let options = ReportOptions { metric, min_cum_share: 0.0 };
-            export::write_to(&mut out, format, &profile.tree, &profile.methods, &options)?;
+            export::write_to(&mut out, format, &profile.tree, &profile.methods, &report)?;
         }
     }
     out.flush()?;
@@ -133,6 +130,11 @@ mod tests {
     use pcct_sampler::SamplerConfig;
 
     use super::*;
+    use pcct::Metric;
+
+    fn report(metric: Metric) -> ReportOptions {
+        ReportOptions { metric, min_cum_share: 0.0, annotate: false }
+    }
 
     /// A profile with one recorded stack, main -> work.
     fn shared_with_a_sample() -> Shared {
@@ -158,7 +160,10 @@ mod tests {
         let directory = tempfile::tempdir().expect("a directory");
         let path = directory.path().join("p.collapsed");
         let shared = shared_with_a_sample();
-        assert_eq!(write(&shared, Format::Collapsed, Metric::Samples, &path).expect("written"), Format::Collapsed);
+        assert_eq!(
+            write(&shared, Format::Collapsed, report(Metric::Samples), &path).expect("written"),
+            Format::Collapsed
+        );
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.contains("Main.main;Main.work 1"), "{text}");
         assert_eq!(std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777, 0o600);
@@ -170,14 +175,14 @@ mod tests {
         let directory = tempfile::tempdir().expect("a directory");
         let shared = shared_with_a_sample();
         let path = directory.path().join("p.pb.gz");
-        write(&shared, Format::Pprof, Metric::CpuNs, &path).expect("written");
+        write(&shared, Format::Pprof, report(Metric::CpuNs), &path).expect("written");
         let profile = export::pprof::decode(&std::fs::read(&path).expect("read")).expect("pprof");
         assert_eq!(profile.period, shared.control.interval().as_nanos() as i64);
         assert!(profile.time_nanos > 1_600_000_000_000_000_000, "{}", profile.time_nanos);
         assert_eq!(profile.sample.len(), 1);
         assert_eq!(profile.sample[0].value[0], 1);
         let path = directory.path().join("p.json");
-        write(&shared, Format::Json, Metric::CpuNs, &path).expect("written");
+        write(&shared, Format::Json, report(Metric::CpuNs), &path).expect("written");
         let json = export::json::parse(&std::fs::read_to_string(&path).expect("read")).expect("json");
         let collection = json.collection.expect("a collection");
         assert_eq!(collection.interval_ns as i64, profile.period);
@@ -191,7 +196,7 @@ mod tests {
         std::fs::write(&victim, "keep me").expect("victim");
         let path = directory.path().join("p.json");
         std::os::unix::fs::symlink(&victim, &path).expect("symlink");
-        write(&shared_with_a_sample(), Format::Json, Metric::Samples, &path).expect("written");
+        write(&shared_with_a_sample(), Format::Json, report(Metric::Samples), &path).expect("written");
         assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
         assert!(!std::fs::symlink_metadata(&path).expect("stat").file_type().is_symlink());
     }
@@ -200,7 +205,7 @@ mod tests {
     fn a_directory_that_cannot_take_the_file_is_found_at_start_up() {
         let missing = Path::new("/nonexistent-pcct-directory/p.json");
         assert!(check_writable(missing).is_err());
-        assert!(write(&shared_with_a_sample(), Format::Json, Metric::Samples, missing).is_err());
+        assert!(write(&shared_with_a_sample(), Format::Json, report(Metric::Samples), missing).is_err());
         let directory = tempfile::tempdir().expect("a directory");
         let path = directory.path().join("p.json");
         check_writable(&path).expect("writable");

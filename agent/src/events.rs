@@ -238,7 +238,7 @@ impl Sink<'_> {
         class: jclass,
         weight: pcct::Weight,
     ) -> Option<Event> {
-        let Some(NewFrames { frames, truncated, shared }) = own.stack(env, self.depth) else {
+        let Some(NewFrames { frames, truncated, shared }) = own.stack(env, self.depth, self.shared.config.kinds) else {
             own.unchain();
             return self.jvmti_event(kind, class, weight).map(|event| Event { chain: own.chain(0), ..event });
         };
@@ -348,11 +348,11 @@ impl OwnEvents {
         name
     }
 
-    /// The new frames (leaf first), whether the stack was deeper than
+    /// The new frames (leaf first; their kinds packed when `kinds`), whether the stack was deeper than
     /// `depth`, and how many frames at its bottom the previous event of
     /// the stream has too (0: the frames are the whole stack). `None`
     /// when pcct's walker cannot walk it.
-    fn stack(&mut self, env: usize, depth: usize) -> Option<NewFrames> {
+    fn stack(&mut self, env: usize, depth: usize, kinds: bool) -> Option<NewFrames> {
         let walk = self.walks.walk(env)?;
         let truncated = walk.full || walk.frames.len() > depth;
         let kept = &walk.frames[..walk.frames.len().min(depth)];
@@ -362,11 +362,7 @@ impl OwnEvents {
         let shared = if self.chained && !asked && !truncated { walk.reused.min(kept.len()) } else { 0 };
         let new = &kept[..kept.len() - shared];
         self.chainable = !truncated;
-        Some(NewFrames {
-            frames: new.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect(),
-            truncated,
-            shared,
-        })
+        Some(NewFrames { frames: new.iter().map(|frame| frame.raw(kinds)).collect(), truncated, shared })
     }
 
     /// This event's place in the stream, sharing `shared` frames.

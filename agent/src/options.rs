@@ -131,6 +131,11 @@ pub struct Options {
     pub all_threads: bool,
     /// `native`: samples carry native frames (`on`/`off`).
     pub native: bool,
+    /// `kinds`: samples carry each Java frame's kind (`on`/`off`).
+    pub kinds: bool,
+    /// `annotate`: the collapsed file writes frame kinds (`on`/`off`;
+    /// records them too).
+    pub annotate: bool,
     /// `kernel`: timers' samples carry kernel frames (`on`/`off`).
     pub kernel: bool,
 }
@@ -234,6 +239,8 @@ impl Default for Options {
             live: Some(DEFAULT_LIVE),
             all_threads: false,
             native: false,
+            kinds: false,
+            annotate: false,
             kernel: false,
         }
     }
@@ -515,6 +522,27 @@ pub const OPTIONS: &[OptionSpec] = &[
                   tables or frame pointers, named from its ELF symbols",
         apply: |o, v| set(&mut o.native, parse_switch(v)),
         show: |o| ("native", o.native.into()),
+    },
+    OptionSpec {
+        key: "kinds",
+        default: "off",
+        allowed: "on or off",
+        meaning: "samples carry each Java frame's kind as pcct's walker saw it: interpreted, C1 code of its tier, \
+                  C2 code, or inlined into the compiled frame below it; a kind is part of a context's identity \
+                  (the same call interpreted and compiled is two contexts), written as `kind` in JSON, a \
+                  `frame_kinds` label in pprof, `_[0]` `_[1]` `_[j]` `_[i]` suffixes in collapsed stacks \
+                  (`/api/collapsed?annotate=on`, `annotate=on`) and colours in the flame graph",
+        apply: |o, v| set(&mut o.kinds, parse_switch(v)),
+        show: |o| ("kinds", (o.kinds || o.annotate).into()),
+    },
+    OptionSpec {
+        key: "annotate",
+        default: "off",
+        allowed: "on or off",
+        meaning: "the collapsed file (`file=...`) writes each Java frame's kind as async-profiler's `ann` does: \
+                  `_[0]` interpreted, `_[1]` C1, `_[j]` C2, `_[i]` inlined; turns `kinds` on",
+        apply: |o, v| set(&mut o.annotate, parse_switch(v)),
+        show: |o| ("annotate", o.annotate.into()),
     },
     OptionSpec {
         key: "kernel",
@@ -988,6 +1016,11 @@ impl Options {
     }
 
     /// The metric reports count: as given, else CPU time in cpu mode and wall time in wall mode.
+    /// How the file's reports are written.
+    pub fn file_report(&self) -> pcct::export::ReportOptions {
+        pcct::export::ReportOptions { metric: self.report_metric(), min_cum_share: 0.0, annotate: self.annotate }
+    }
+
     pub fn report_metric(&self) -> Metric {
         self.metric.unwrap_or(match self.mode {
             Mode::Cpu => Metric::CpuNs,
@@ -1015,6 +1048,7 @@ impl Options {
             live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
             all_threads: self.all_threads,
             native: self.native,
+            kinds: self.kinds || self.annotate,
             kernel: self.kernel,
             tree: pcct::TreeConfig {
                 mode: self.tree,

@@ -261,7 +261,7 @@ fn report(mut parser: lexopt::Parser) -> Result<(), Failure> {
     }
     let (tree, methods, collection) = read_profile_and_collection(&path, limit)?;
     let metric = metric.unwrap_or(tree.config().metric);
-    let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0) };
+    let options = ReportOptions { metric, min_cum_share: min_share.clamp(0.0, 1.0), annotate: false };
     print_with(|out| match format {
         None => summary::write_to(out, &tree, &methods, top, metric),
         Some(Format::Pprof) => {

@@ -67,7 +67,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, top: us
         write_edges(out, tree, methods, top, metric)?;
     }
     writeln!(out, "\nCalling context tree (contexts with at least 2% of the total)")?;
-    xtree::write_to(out, tree, methods, &ReportOptions { metric, min_cum_share: 0.02 })
+    xtree::write_to(out, tree, methods, &ReportOptions { metric, min_cum_share: 0.02, annotate: false })
 }
 
 fn site_text(site: Option<view::CallSiteView>) -> String {

@@ -160,7 +160,7 @@ mod weight;
 pub mod window;
 
 pub use error::{PcctError, Result};
-pub use frame::{Frame, NO_BCI};
+pub use frame::{Frame, FrameKind, NO_BCI};
 pub use marks::Marks;
 pub use method::{Builtin, LineEntry, MethodId, MethodInfo, MethodKind, MethodTable};
 pub use query::{MethodOrder, MethodTotals};

@@ -106,15 +106,16 @@ impl Marks {
     }
 
     /// Length of the still-marked prefix of `stack`: frame `i` is still
-    /// marked when frames `0..=i` have the same methods as the marks and
-    /// frames `0..i` the same bytecode indices (call sites).
+    /// marked when frames `0..=i` have the same methods and kinds as the
+    /// marks and frames `0..i` the same bytecode indices (call sites).
     pub(crate) fn still_marked(&self, stack: &[Frame]) -> usize {
         let common = self.frames.len().min(stack.len());
         let (old, new) = (&self.frames[..common], &stack[..common]);
         match old.iter().zip(new).position(|(a, b)| a != b) {
             None => common,
             Some(first_difference) => {
-                if old[first_difference].method == new[first_difference].method {
+                let (old, new) = (&old[first_difference], &new[first_difference]);
+                if old.method == new.method && old.kind == new.kind {
                     first_difference + 1
                 } else {
                     first_difference

@@ -9,6 +9,7 @@
 
 use serde::Serialize;
 
+use crate::frame::FrameKind;
 use crate::method::MethodId;
 use crate::weight::{TimeWeight, EVENT_COUNT};
 
@@ -62,8 +63,9 @@ pub(crate) struct Slot {
     pub(crate) method: MethodId,
     /// Call site of the incoming edge: bytecode index in the caller.
     pub(crate) call_site: i32,
-    /// Distance from the root (root = 0) in the low 31 bits; the top bit
-    /// ([`RECURSIVE`]) is set when an ancestor has the same method.
+    /// Distance from the root (root = 0) in the low 24 bits ([`DEPTH`]),
+    /// the frame's [`FrameKind`] in the next 7 ([`KIND_SHIFT`]); the top
+    /// bit ([`RECURSIVE`]) is set when an ancestor has the same method.
     pub(crate) depth_flags: u32,
     /// Position in the hot-node list (by `node_weight`).
     pub(crate) node_link: Link,
@@ -104,7 +106,7 @@ impl Slot {
             next_sibling: NIL,
             method,
             call_site,
-            depth_flags: (depth & !RECURSIVE) | if recursive { RECURSIVE } else { 0 },
+            depth_flags: depth.min(DEPTH) | if recursive { RECURSIVE } else { 0 },
             node_link: Link::UNLISTED,
             edge_link: Link::UNLISTED,
             node_time: TimeWeight::ZERO,
@@ -116,10 +118,24 @@ impl Slot {
 
 /// Flag bit of [`Slot::depth_flags`]: the method recurs above this node.
 pub(crate) const RECURSIVE: u32 = 1 << 31;
+/// The bits of [`Slot::depth_flags`] that hold the depth (deeper paths
+/// say this depth: no stack is 16 million frames deep).
+pub(crate) const DEPTH: u32 = (1 << 24) - 1;
+/// Where [`Slot::depth_flags`] keeps the frame's kind (7 bits).
+pub(crate) const KIND_SHIFT: u32 = 24;
 
 impl Slot {
     pub(crate) fn depth(&self) -> u32 {
-        self.depth_flags & !RECURSIVE
+        self.depth_flags & DEPTH
+    }
+
+    pub(crate) fn kind(&self) -> FrameKind {
+        FrameKind::from_u8(((self.depth_flags >> KIND_SHIFT) & 0x7F) as u8)
+    }
+
+    pub(crate) fn with_kind(mut self, kind: FrameKind) -> Slot {
+        self.depth_flags = (self.depth_flags & !(0x7F << KIND_SHIFT)) | ((kind as u32) << KIND_SHIFT);
+        self
     }
 
     /// Whether this is an outermost activation of its method on its path.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::{PcctError, Result};
-use crate::frame::{Frame, NO_BCI};
+use crate::frame::{Frame, FrameKind, NO_BCI};
 use crate::hot_list::{HotList, RankedStore};
 use crate::marks::{Marks, TreeToken};
 use crate::method::{Builtin, MethodId};
@@ -575,8 +575,8 @@ impl Pcct {
 
         if unattached {
             self.stats.unattached += 1;
-            let holder = self.child(0, NO_BCI, Builtin::Unattached.id(), true, None).0;
-            node = self.child(holder, NO_BCI, stack[first_new - 1].method, true, None).0;
+            let holder = self.child(0, NO_BCI, Frame::new(Builtin::Unattached.id(), NO_BCI), true, None).0;
+            node = self.child(holder, NO_BCI, stack[first_new - 1], true, None).0;
         }
 
         // Keep the marks that still hold, drop the rest; record the new ones.
@@ -601,7 +601,7 @@ impl Pcct {
             // On a rooted path the ancestors of this frame are exactly the
             // frames above it, which makes the recursion check cheap.
             let ancestors = rooted.then(|| &stack[..index]);
-            let (child, was_created) = self.child(node, call_site, stack[index].method, searching, ancestors);
+            let (child, was_created) = self.child(node, call_site, stack[index], searching, ancestors);
             if was_created {
                 searching = false;
                 created += 1;
@@ -625,13 +625,14 @@ impl Pcct {
     /// every node, and the leaf's event weights when `events`.
     fn path_fits(&self, mut node: u32, stack: &[Frame], first_new: usize, unattached: bool, events: bool) -> bool {
         if unattached {
-            let Some(holder) = self.find_child(0, NO_BCI, Builtin::Unattached.id()) else { return false };
-            let Some(root) = self.find_child(holder, NO_BCI, stack[first_new - 1].method) else { return false };
+            let unattached = Frame::new(Builtin::Unattached.id(), NO_BCI);
+            let Some(holder) = self.find_child(0, NO_BCI, unattached) else { return false };
+            let Some(root) = self.find_child(holder, NO_BCI, stack[first_new - 1]) else { return false };
             node = root;
         }
         for index in first_new..stack.len() {
             let call_site = if index == 0 { NO_BCI } else { stack[index - 1].bci };
-            match self.find_child(node, call_site, stack[index].method) {
+            match self.find_child(node, call_site, stack[index]) {
                 Some(child) => node = child,
                 None => return false,
             }
@@ -639,11 +640,13 @@ impl Pcct {
         !events || self.slots[node as usize].events != NIL || self.fits(0, 1)
     }
 
-    fn find_child(&self, parent: u32, call_site: i32, method: MethodId) -> Option<u32> {
+    /// The child of `parent` through `call_site` to `callee`'s method and
+    /// kind (its bci is not part of the edge).
+    fn find_child(&self, parent: u32, call_site: i32, callee: Frame) -> Option<u32> {
         let mut child = self.slots[parent as usize].first_child;
         while child != NIL {
             let slot = &self.slots[child as usize];
-            if slot.method == method && slot.call_site == call_site {
+            if slot.method == callee.method && slot.call_site == call_site && slot.kind() == callee.kind {
                 return Some(child);
             }
             child = slot.next_sibling;
@@ -651,7 +654,8 @@ impl Pcct {
         None
     }
 
-    /// The child of `parent` through `call_site` to `method`, created if
+    /// The child of `parent` through `call_site` to `callee`'s method and
+    /// kind, created if
     /// absent (`search == false`: known absent, create at once). A found
     /// child moves to the front of its siblings, so hot edges are found first.
     /// `ancestors`, when given, are the frames of the path to `parent`, used
@@ -661,17 +665,18 @@ impl Pcct {
         &mut self,
         parent: u32,
         call_site: i32,
-        method: MethodId,
+        callee: Frame,
         search: bool,
         ancestors: Option<&[Frame]>,
     ) -> (u32, bool) {
+        let (method, kind) = (callee.method, callee.kind);
         if search {
             let mut previous = NIL;
             let mut child = self.slots[parent as usize].first_child;
             while child != NIL {
                 let slot = &self.slots[child as usize];
                 let next = slot.next_sibling;
-                if slot.method == method && slot.call_site == call_site {
+                if slot.method == method && slot.call_site == call_site && slot.kind() == kind {
                     if previous != NIL {
                         self.slots[previous as usize].next_sibling = next;
                         self.slots[child as usize].next_sibling = self.slots[parent as usize].first_child;
@@ -687,14 +692,15 @@ impl Pcct {
             Some(frames) => frames.iter().any(|frame| frame.method == method),
             None => self.has_ancestor(parent, method),
         };
-        (self.push_child(parent, call_site, method, recursive), true)
+        (self.push_child(parent, call_site, callee, recursive), true)
     }
 
-    /// Adds a new child of `parent`; `recursive`: an ancestor has `method`.
-    fn push_child(&mut self, parent: u32, call_site: i32, method: MethodId, recursive: bool) -> u32 {
+    /// Adds a new child of `parent`; `recursive`: an ancestor has `callee`'s method.
+    fn push_child(&mut self, parent: u32, call_site: i32, callee: Frame, recursive: bool) -> u32 {
         let id = self.slots.len() as u32;
         let depth = self.slots[parent as usize].depth() + 1;
-        let mut slot = Slot::new(parent, method, call_site, depth, recursive);
+        let method = callee.method;
+        let mut slot = Slot::new(parent, method, call_site, depth, recursive).with_kind(callee.kind);
         slot.next_sibling = self.slots[parent as usize].first_child;
         self.slots.push(slot);
         self.slots[parent as usize].first_child = id;
@@ -711,7 +717,7 @@ impl Pcct {
     pub(crate) fn restore_node(
         &mut self,
         parent: NodeId,
-        method: MethodId,
+        (method, kind): (MethodId, FrameKind),
         call_site: i32,
         (self_weight, edge_weight): (Weight, Weight),
         recursive: bool,
@@ -719,7 +725,7 @@ impl Pcct {
         if !self.fits(1, usize::from(self_weight.has_events())) {
             return Err(Dropped::ArenaFull);
         }
-        let node = self.push_child(parent.0, call_site, method, recursive);
+        let node = self.push_child(parent.0, call_site, Frame::with_kind(method, NO_BCI, kind), recursive);
         if !edge_weight.is_zero() {
             self.add_edge_weight(node, &edge_weight);
         }
@@ -779,6 +785,12 @@ impl Pcct {
     /// children of the root).
     pub fn call_site(&self, node: NodeId) -> i32 {
         self.slot(node).call_site
+    }
+
+    /// How the context's method ran ([`FrameKind::Unknown`] unless the
+    /// samples said).
+    pub fn kind(&self, node: NodeId) -> FrameKind {
+        self.slot(node).kind()
     }
 
     pub fn depth(&self, node: NodeId) -> usize {

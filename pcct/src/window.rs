@@ -171,7 +171,7 @@ fn contexts_since(start: &WindowStart, end: &Pcct) -> Result<Pcct> {
         let parent = new_ids[slot.parent as usize];
         let recursive = !slot.is_outermost();
         let node = tree
-            .restore_node(parent, slot.method, slot.call_site, gains[index], recursive)
+            .restore_node(parent, (slot.method, slot.kind()), slot.call_site, gains[index], recursive)
             .expect("the window's arena holds every kept node");
         new_ids[index] = node;
         add_self(slot.method, &gains[index].0);

@@ -104,7 +104,7 @@ fn flat_json_parses_and_matches_the_tree() {
 fn every_report_counts_any_resource() {
     let (tree, methods) = sample_tree();
     for metric in Metric::ALL {
-        let options = ReportOptions { metric, min_cum_share: 0.0 };
+        let options = ReportOptions { metric, min_cum_share: 0.0, annotate: false };
         for format in Format::ALL.into_iter().filter(|format| format.is_text()) {
             let text = export::write(format, &tree, &methods, &options);
             assert!(!text.is_empty(), "{format:?} {metric:?}");
@@ -122,14 +122,14 @@ fn every_report_counts_any_resource() {
         Format::Xtree,
         &tree,
         &methods,
-        &ReportOptions { metric: Metric::LockWaitNs, min_cum_share: 0.0 },
+        &ReportOptions { metric: Metric::LockWaitNs, min_cum_share: 0.0, annotate: false },
     );
     assert!(xtree.contains("java.lang.Object @11"), "the class under the code, at the enter: {xtree}");
     let xprof = export::write(
         Format::Xprof,
         &tree,
         &methods,
-        &ReportOptions { metric: Metric::AllocObjects, min_cum_share: 0.0 },
+        &ReportOptions { metric: Metric::AllocObjects, min_cum_share: 0.0, annotate: false },
     );
     assert!(xprof.lines().any(|line| line.ends_with("java.lang.Object") && line.contains("95.79%")), "{xprof}");
 }
@@ -137,7 +137,7 @@ fn every_report_counts_any_resource() {
 #[test]
 fn reports_name_methods_and_prune_by_cum() {
     let (tree, methods) = sample_tree();
-    let options = ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0 };
+    let options = ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0, annotate: false };
     let xtree = export::write(Format::Xtree, &tree, &methods, &options);
     assert!(xtree.contains("java.util.HashMap.get @3"), "{xtree}");
     assert!(xtree.contains("app.Main.work @8 (line 12)"), "{xtree}");
@@ -315,7 +315,7 @@ fn import_marks_recursion_as_the_tree_did_on_every_branch() {
         assert_eq!(back.is_outermost(node), !has_recursive_ancestor(&back, node), "node {node:?}");
     }
     assert!(flags(&back).iter().any(|outermost| !outermost), "the stacks recurse");
-    let options = ReportOptions { metric: Metric::Samples, min_cum_share: 0.0 };
+    let options = ReportOptions { metric: Metric::Samples, min_cum_share: 0.0, annotate: false };
     let xprof = |t: &Pcct| export::write(Format::Xprof, t, &methods, &options);
     assert_eq!(xprof(&back), xprof(&tree), "totals count each sample once per method");
 }

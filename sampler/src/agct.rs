@@ -6,18 +6,65 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// `ASGCT_CallFrame`: one frame, written by AsyncGetCallTrace.
+use pcct::FrameKind;
+
+/// `ASGCT_CallFrame`: one frame, written by AsyncGetCallTrace, with pcct's
+/// frame kind in the padding after `lineno` (which AsyncGetCallTrace does
+/// not write: the handler clears it for the frames that function wrote).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CallFrame {
     /// Bytecode index for Java frames; -3 for native methods.
     pub lineno: i32,
+    /// The [`FrameKind`] pcct's walker saw (`Unknown`, 0, from anyone else).
+    pub kind: u8,
     /// The frame's jmethodID (may be null).
     pub method_id: *mut c_void,
 }
 
+// The kind lives in padding: the layout stays `ASGCT_CallFrame`'s.
+const _: () = assert!(std::mem::size_of::<CallFrame>() == 16 && std::mem::offset_of!(CallFrame, method_id) == 8);
+
 impl CallFrame {
-    pub const EMPTY: CallFrame = CallFrame { lineno: 0, method_id: std::ptr::null_mut() };
+    pub const EMPTY: CallFrame = CallFrame { lineno: 0, kind: 0, method_id: std::ptr::null_mut() };
+
+    /// A frame of unknown kind.
+    pub fn new(lineno: i32, method_id: *mut c_void) -> CallFrame {
+        CallFrame { lineno, kind: FrameKind::Unknown as u8, method_id }
+    }
+
+    /// The frame as the sampler's raw (jmethodID, bci): with `kinds`, a
+    /// known kind is packed into the bci ([`pack_kind`]).
+    pub fn raw(&self, kinds: bool) -> (usize, i32) {
+        let lineno = if kinds { pack_kind(self.lineno, FrameKind::from_u8(self.kind)) } else { self.lineno };
+        (self.method_id as usize, lineno)
+    }
+}
+
+/// Where [`pack_kind`] puts a kind in a raw bci.
+const KIND_SHIFT: u32 = 24;
+/// The bits of a packed bci that hold the bci (sign-extended on unpacking).
+const BCI_BITS: i32 = (1 << KIND_SHIFT) - 1;
+
+/// A bci with `kind` in bits 24-30 (a bci is below 65,536; -1 and -3 keep
+/// their low 24 bits); unknown kinds leave the bci as it is, so raw frames
+/// without kinds are what they always were.
+pub fn pack_kind(bci: i32, kind: FrameKind) -> i32 {
+    match kind {
+        FrameKind::Unknown => bci,
+        kind => (bci & BCI_BITS) | (i32::from(kind as u8) << KIND_SHIFT),
+    }
+}
+
+/// The bci and kind [`pack_kind`] packed (a negative raw bci, such as a
+/// native frame's, has no kind).
+pub fn unpack_kind(raw: i32) -> (i32, FrameKind) {
+    if raw < 0 || raw >> KIND_SHIFT == 0 {
+        return (raw, FrameKind::Unknown);
+    }
+    // Sign-extends the 24-bit bci: -1 and -3 come back.
+    let bci = (raw << (32 - KIND_SHIFT)) >> (32 - KIND_SHIFT);
+    (bci, FrameKind::from_u8((raw >> KIND_SHIFT) as u8))
 }
 
 /// `ASGCT_CallTrace`: the request and result of one call.
@@ -184,5 +231,28 @@ impl AgctError {
     pub fn label(self) -> &'static str {
         let name = self.pseudo_frame();
         &name[1..name.len() - 1]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bci_and_kind_comes_back_from_a_packed_bci() {
+        for kind in FrameKind::ALL {
+            for bci in -3..=65_535 {
+                assert_eq!(unpack_kind(pack_kind(bci, kind)), (bci, kind), "{bci} {kind:?}");
+            }
+        }
+        // A native frame's bci (the sampler's `native_frames::NATIVE_BCI`) has no kind.
+        assert_eq!(unpack_kind(pack_kind(i32::MIN, FrameKind::Unknown)), (i32::MIN, FrameKind::Unknown));
+    }
+
+    #[test]
+    fn raw_frames_keep_their_bci_when_kinds_are_off() {
+        let frame = CallFrame { lineno: 12, kind: FrameKind::Inlined as u8, method_id: 0x1000 as *mut c_void };
+        assert_eq!(frame.raw(false), (0x1000, 12));
+        assert_eq!(unpack_kind(frame.raw(true).1), (12, FrameKind::Inlined));
     }
 }

@@ -133,6 +133,9 @@ pub struct SamplerConfig {
     /// those below a Java thread's last Java frame, and the whole stacks of
     /// threads that run no Java code.
     pub native: bool,
+    /// Samples carry each Java frame's [`pcct::FrameKind`] (`kinds=on`):
+    /// part of a frame's identity in the tree.
+    pub kinds: bool,
     /// Samples of threads' own timers carry the kernel's frames where the
     /// thread was in the kernel (`kernel=on`, [`crate::kernel_frames`]).
     pub kernel: bool,
@@ -159,6 +162,7 @@ impl Default for SamplerConfig {
             live_capacity: 0,
             all_threads: false,
             native: false,
+            kinds: false,
             kernel: false,
             tree: TreeConfig::default(),
         }

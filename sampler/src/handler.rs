@@ -784,11 +784,18 @@ unsafe fn capture(
     unsafe { async_get_call_trace(&mut trace, (capacity - partial) as i32, ucontext) };
     if trace.num_frames > 0 {
         // Its frames replace pcct's partial Java ones, after the native
-        // frames (a plain loop: no memmove call in the handler).
+        // frames (a plain loop: no memmove call in the handler), their kinds
+        // unknown (it leaves that byte as an earlier walk wrote it).
         let mut index = 0;
-        while partial > native && index < trace.num_frames as usize {
+        while index < trace.num_frames as usize {
             // SAFETY: every index is below `partial + num_frames` <= `capacity`.
-            unsafe { *out_region.add(native + index) = *out_region.add(partial + index) };
+            unsafe {
+                let frame = out_region.add(native + index);
+                if partial > native {
+                    *frame = *out_region.add(partial + index);
+                }
+                (*frame).kind = 0;
+            }
             index += 1;
         }
         let result = (native + trace.num_frames as usize) as i32;

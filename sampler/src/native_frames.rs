@@ -175,7 +175,7 @@ pub fn unwind(
 #[inline]
 pub(crate) fn native_frame(address: u64, top: bool) -> CallFrame {
     let lookup = if top { address } else { address.wrapping_sub(1) };
-    CallFrame { lineno: NATIVE_BCI, method_id: lookup as usize as *mut std::ffi::c_void }
+    CallFrame::new(NATIVE_BCI, lookup as usize as *mut std::ffi::c_void)
 }
 
 #[inline]

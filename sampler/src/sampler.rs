@@ -310,11 +310,13 @@ fn fill_event_stack(stack: &mut Vec<Frame>, named: &[Frame], truncated: bool, de
 }
 
 /// A raw frame (id, bci) as the tree records it: its method as the cache
-/// named it (`[unknown_method]` if it did not), a native frame without a
+/// named it (`[unknown_method]` if it did not), its kind if the bci
+/// carries one ([`crate::agct::pack_kind`]), a native frame without a
 /// call site.
-fn named_frame(cache: &MethodCache, (id, bci): (usize, i32)) -> Frame {
+fn named_frame(cache: &MethodCache, (id, raw): (usize, i32)) -> Frame {
     let method = cache.get(id).unwrap_or(Builtin::UnknownMethod.id());
-    Frame::new(method, if bci == NATIVE_BCI { NO_BCI } else { bci })
+    let (bci, kind) = crate::agct::unpack_kind(raw);
+    Frame::with_kind(method, if bci == NATIVE_BCI { NO_BCI } else { bci }, kind)
 }
 
 /// How many of `frames` (leaf first) are the kernel's and native frames
@@ -730,9 +732,7 @@ impl<'r> Sampler<'r> {
                 // frames are named, and found from that event's marks.
                 Some(Ok(applied)) => {
                     let start = applied.named.len();
-                    let names = applied.raw[start..].iter().map(|&(method_id, bci)| {
-                        Frame::new(self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id()), bci)
-                    });
+                    let names = applied.raw[start..].iter().map(|&frame| named_frame(&self.cache, frame));
                     applied.named.extend(names);
                     fill_event_stack(&mut self.scratch_stack, applied.named, event.truncated, depth, class);
                     profile.tree.record_event_marked(applied.marks, near, &self.scratch_stack, event.weight).ok()
@@ -743,9 +743,7 @@ impl<'r> Sampler<'r> {
                 }
                 None => {
                     self.scratch_stack.clear();
-                    let names = event.frames.iter().rev().map(|&(method_id, bci)| {
-                        Frame::new(self.cache.get(method_id).unwrap_or(Builtin::UnknownMethod.id()), bci)
-                    });
+                    let names = event.frames.iter().rev().map(|&frame| named_frame(&self.cache, frame));
                     self.scratch_stack.extend(names);
                     let named = std::mem::take(&mut self.scratch_stack);
                     fill_event_stack(&mut self.scratch_stack, &named, event.truncated, depth, class);
@@ -868,7 +866,7 @@ impl<'r> Sampler<'r> {
 
     /// Copies one READY slot's samples into `pending`, the older first.
     fn collect_ready(&mut self, index: usize, slot: &Slot) {
-        let drained = slot.drain();
+        let drained = slot.drain(self.shared.config.kinds);
         let now = now_ns();
         counters_add(&self.shared.counters.timer_samples_queued, drained.len().saturating_sub(1) as u64);
         if drained.len() >= OWN_REGIONS {

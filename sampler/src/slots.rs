@@ -757,7 +757,7 @@ impl Slot {
 
     /// READY(k) -> DRAINING -> IDLE (sampler): copies the k waiting
     /// samples out, the older first. Empty if the slot holds none.
-    pub(crate) fn drain(&self) -> Vec<Drained> {
+    pub(crate) fn drain(&self, kinds: bool) -> Vec<Drained> {
         let (generation, state, waiting) = unpack(self.word.load(Ordering::Acquire));
         if state != SlotState::Ready || !self.transition_of(generation, (state, waiting), (SlotState::Draining, 0)) {
             return Vec::new();
@@ -766,7 +766,7 @@ impl Slot {
             .iter()
             .map(|place| {
                 let handler = place.load();
-                let frames = self.frames_of(&handler);
+                let frames = self.frames_of(&handler, kinds);
                 self.pool().give_back(handler.region as usize);
                 Drained { generation, frames, handler }
             })
@@ -776,8 +776,9 @@ impl Slot {
         drained
     }
 
-    /// The frames a drained sample's handler wrote (sampler, DRAINING).
-    fn frames_of(&self, handler: &HandlerResult) -> Vec<(usize, i32)> {
+    /// The frames a drained sample's handler wrote (sampler, DRAINING),
+    /// raw: with their kinds packed into their bcis when `kinds`.
+    fn frames_of(&self, handler: &HandlerResult, kinds: bool) -> Vec<(usize, i32)> {
         let Some((region, capacity)) = self.region(handler.region as usize).filter(|_| handler.result > 0) else {
             return Vec::new();
         };
@@ -786,7 +787,7 @@ impl Slot {
         // else touches the buffer, whose region holds `capacity` frames of
         // which the handler wrote `result`.
         let written: &[CallFrame] = unsafe { std::slice::from_raw_parts(region, count) };
-        written.iter().map(|frame| (frame.method_id as usize, frame.lineno)).collect()
+        written.iter().map(|frame| frame.raw(kinds)).collect()
     }
 
     /// Any registered state -> RETIRED, for registration `generation`:
@@ -1113,16 +1114,13 @@ mod tests {
         for index in 0..count {
             // SAFETY: index < capacity; the test owns the slot's region
             // (IN_HANDLER).
-            unsafe {
-                *buffer.add(index) =
-                    CallFrame { lineno: index as i32, method_id: (first_method + index) as *mut c_void }
-            };
+            unsafe { *buffer.add(index) = CallFrame::new(index as i32, (first_method + index) as *mut c_void) };
         }
     }
 
     /// The samples a drain copies out: their results, and their frames.
     fn drained(slot: &Slot) -> Vec<(HandlerResult, Vec<(usize, i32)>)> {
-        slot.drain().into_iter().map(|sample| (sample.handler, sample.frames)).collect()
+        slot.drain(false).into_iter().map(|sample| (sample.handler, sample.frames)).collect()
     }
 
     #[test]
@@ -1140,7 +1138,7 @@ mod tests {
         assert!(slot.publish(result(3)));
         assert_eq!(slot.state(), SlotState::Ready);
         let frames = vec![(0x100, 0), (0x101, 1), (0x102, 2)];
-        assert_eq!(slot.drain(), vec![Drained { generation, handler: result(3), frames }]);
+        assert_eq!(slot.drain(false), vec![Drained { generation, handler: result(3), frames }]);
         assert_eq!(slot.state(), SlotState::Idle);
     }
 
@@ -1174,7 +1172,7 @@ mod tests {
         assert_eq!(slot.claim(generation, TID + 1), None, "another thread");
         assert_eq!(slot.claim(generation, TID), Some(Place { waiting: 1, busy: 0b10, borrowed: None }));
         assert_eq!((slot.state(), slot.waiting()), (SlotState::InHandler, 1));
-        assert!(slot.drain().is_empty(), "the first sample waits while the second is written");
+        assert!(slot.drain(false).is_empty(), "the first sample waits while the second is written");
         assert!(!slot.enter_handler(generation, TID), "IN_HANDLER(1) -> IN_HANDLER(0)");
         write_frames_at(&slot, 0, 3, 0x200);
         let second = HandlerResult { timed: true, region: 0, timer_signal: 8, ..result(3) };
@@ -1247,7 +1245,7 @@ mod tests {
         // The thread ends with its samples undrained.
         assert!(slot.retire(generation));
         assert_eq!((slot.state(), slot.waiting()), (SlotState::Retired, OWN_REGIONS + 1));
-        assert!(slot.drain().is_empty());
+        assert!(slot.drain(false).is_empty());
         assert_eq!(slot.release(), Some(OWN_REGIONS + 1), "its timer's samples, to be counted as retired");
         assert_eq!(slot.pool.taken.load(Ordering::Relaxed), u64::MAX >> 1, "its region given back, the others' kept");
     }
@@ -1299,7 +1297,7 @@ mod tests {
         assert!(matches!(slot.claim(generation, TID), Some(Place { waiting: 1, borrowed: None, .. })));
         // Retiring waits out the second handler as it does the first.
         let slot = retired_behind_handler(slot, generation);
-        assert!(slot.drain().is_empty(), "retired samples are not drained");
+        assert!(slot.drain(false).is_empty(), "retired samples are not drained");
         assert_eq!(slot.claim(generation, TID), None);
     }
 
@@ -1357,7 +1355,7 @@ mod tests {
         assert!(slot.request(1, 1) && slot.enter_handler(generation, TID));
         assert!(slot.publish(result(1)));
         assert!(slot.retire(generation));
-        assert!(slot.drain().is_empty(), "a retired sample is not drained");
+        assert!(slot.drain(false).is_empty(), "a retired sample is not drained");
     }
 
     #[test]
@@ -1394,7 +1392,7 @@ mod tests {
         assert!(!free.withdraw(), "FREE -> IDLE by withdrawal");
         assert!(!free.enter_handler(0, TID), "FREE -> IN_HANDLER");
         assert!(!free.publish(result(1)), "FREE -> READY");
-        assert!(free.drain().is_empty(), "FREE -> DRAINING");
+        assert!(free.drain(false).is_empty(), "FREE -> DRAINING");
         assert_eq!(free.claim(0, 0), None, "FREE -> IN_HANDLER by a timer");
         assert!(free.release().is_none(), "FREE -> FREE by release");
         assert!(!free.retire(0), "FREE -> RETIRED");
@@ -1412,14 +1410,14 @@ mod tests {
         assert!(slot.enter_handler(generation, TID));
         assert!(!slot.enter_handler(generation, TID), "IN_HANDLER -> IN_HANDLER");
         assert!(!slot.withdraw(), "IN_HANDLER -> IDLE");
-        assert!(slot.drain().is_empty(), "IN_HANDLER -> DRAINING");
+        assert!(slot.drain(false).is_empty(), "IN_HANDLER -> DRAINING");
         assert_eq!(slot.claim(generation, TID), None, "IN_HANDLER(0) -> IN_HANDLER(1)");
         assert!(slot.publish(result(1)));
         assert!(!slot.publish(result(1)), "READY -> READY");
         assert!(!slot.request(1, 1), "READY -> REQUESTED");
         assert!(!slot.enter_handler(generation, TID), "READY -> IN_HANDLER by the sampler's signal");
-        assert_eq!(slot.drain().len(), 1);
-        assert!(slot.drain().is_empty(), "IDLE -> DRAINING");
+        assert_eq!(slot.drain(false).len(), 1);
+        assert!(slot.drain(false).is_empty(), "IDLE -> DRAINING");
     }
 
     /// README, "Memory": a slot of 1.6 KiB per live thread.

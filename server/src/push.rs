@@ -337,7 +337,7 @@ impl Pusher {
     ) {
         self.stats.windows.fetch_add(1, Ordering::Relaxed);
         let period = self.shared.control.interval().as_nanos() as u64;
-        let options = ReportOptions { metric: profile.tree.config().metric, min_cum_share: 0.0 };
+        let options = ReportOptions { metric: profile.tree.config().metric, min_cum_share: 0.0, annotate: false };
         let changed = self.shared.counters.method_table_resets.load(Ordering::Acquire) != resets;
         let window = match crate::window::pprof_of(start, changed, profile, &options, period, MAX_WINDOW_BYTES) {
             Ok(Some(window)) => window,

@@ -17,8 +17,12 @@ use crate::weight::Metric;
 /// The separator between frames, escaped inside names.
 const SEPARATOR: char = ';';
 
-fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId) -> String {
-    method_name(methods, tree.method(node))
+fn frame_name(methods: &MethodTable, tree: &Pcct, node: NodeId, annotate: bool) -> String {
+    let mut name = method_name(methods, tree.method(node));
+    if annotate {
+        name.push_str(tree.kind(node).suffix());
+    }
+    name
 }
 
 /// How `method` is written in collapsed stacks (escaped): what a flame
@@ -29,14 +33,15 @@ pub fn method_name(methods: &MethodTable, method: crate::MethodId) -> String {
 
 /// Every context whose self weight in `metric` is positive, as text (see [`write_to`]).
 pub fn write(tree: &Pcct, methods: &MethodTable, metric: Metric) -> String {
-    super::to_text(|out| write_to(out, tree, methods, &ReportOptions { metric, min_cum_share: 0.0 }))
+    super::to_text(|out| write_to(out, tree, methods, &ReportOptions { metric, min_cum_share: 0.0, annotate: false }))
 }
 
 /// Writes every context whose self weight in `options.metric` is positive,
 /// leaving out whole subtrees whose cum is below `options.min_cum_share`
-/// of the total (a flame graph could not draw them anyway). Call sites are
-/// not part of the text, so two contexts that differ only in a call site
-/// produce two lines with the same frames.
+/// of the total (a flame graph could not draw them anyway), each frame
+/// with its kind's suffix when `options.annotate`. Call sites (and kinds,
+/// unless annotated) are not part of the text, so two contexts that
+/// differ only in them produce two lines with the same frames.
 pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options: &ReportOptions) -> io::Result<()> {
     let metric = options.metric;
     // The cum pass is only needed to prune.
@@ -45,7 +50,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
     let kept = |node: NodeId| cum.as_ref().is_none_or(|cum| cum[node.index()].get(metric) >= threshold);
     let root_self = tree.node_weight(NodeId::ROOT).get(metric);
     if root_self > 0 && kept(NodeId::ROOT) {
-        writeln!(out, "{} {root_self}", frame_name(methods, tree, NodeId::ROOT))?;
+        writeln!(out, "{} {root_self}", frame_name(methods, tree, NodeId::ROOT, false))?;
     }
     let mut path = String::new();
     // (node, length of `path` before the node was appended; None = entering)
@@ -60,7 +65,7 @@ pub fn write_to(out: &mut dyn Write, tree: &Pcct, methods: &MethodTable, options
         if before > 0 {
             path.push(SEPARATOR);
         }
-        path.push_str(&frame_name(methods, tree, node));
+        path.push_str(&frame_name(methods, tree, node, options.annotate));
         let value = tree.node_weight(node).get(metric);
         if value > 0 {
             writeln!(out, "{path} {value}")?;

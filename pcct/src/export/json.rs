@@ -24,6 +24,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{PcctError, Result};
+use crate::frame::FrameKind;
 use crate::method::{MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
 use crate::tree::{Pcct, TreeConfig, TreeMode, TreeStats};
@@ -65,6 +66,10 @@ pub struct JsonNode {
     pub call_site: i32,
     pub line: Option<u32>,
     pub depth: usize,
+    /// How the method ran ([`FrameKind::name`]); absent when unknown
+    /// (frame kinds not recorded).
+    #[serde(default, skip_serializing_if = "FrameKind::is_unknown")]
+    pub kind: FrameKind,
     #[serde(rename = "self")]
     pub self_weight: Weight,
     pub edge: Weight,
@@ -184,6 +189,7 @@ pub fn write_to(
             call_site,
             line,
             depth: tree.depth(node),
+            kind: tree.kind(node),
             self_weight: tree.node_weight(node),
             edge: super::edge_weight(tree, &cum, node),
             cum: cum[node.index()],
@@ -238,7 +244,7 @@ pub fn import(profile: &JsonProfile) -> Result<(Pcct, MethodTable)> {
             Some(parent) => tree
                 .restore_node(
                     restored[parent],
-                    shape.methods[position],
+                    (shape.methods[position], node.kind),
                     node.call_site,
                     (node.self_weight, node.edge),
                     recursive[position],

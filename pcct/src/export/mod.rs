@@ -79,11 +79,14 @@ pub struct ReportOptions {
     /// Leave out contexts / methods whose cum is below this share (0..=1)
     /// of the total. Pruning by cum only trims leaves and whole branches.
     pub min_cum_share: f64,
+    /// Collapsed stacks: each frame of a known kind gets async-profiler's
+    /// suffix ([`crate::FrameKind::suffix`]: `_[0]`, `_[1]`, `_[j]`, `_[i]`).
+    pub annotate: bool,
 }
 
 impl Default for ReportOptions {
     fn default() -> Self {
-        ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0 }
+        ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0, annotate: false }
     }
 }
 

@@ -16,6 +16,12 @@
 //!   `system_name` adds the JVM descriptor, `filename` the source path
 //!   (`java/util/HashMap.java`), `start_line` the first line of its table.
 //!   A native function (`native=on`) is named by itself (`deflate`).
+//! - **Frame kinds:** where the samples recorded them (`kinds=on`), each
+//!   sample has a `frame_kinds` label: one letter per location, leaf
+//!   first, async-profiler's annotation letters (`0` interpreted, `1` C1,
+//!   `j` optimized, `i` inlined; `-` unknown), so `go tool pprof
+//!   -tagfocus=frame_kinds=^0` keeps the samples whose leaf was
+//!   interpreted.
 //! - **Mappings:** one per library that native functions come from
 //!   (`libz.so.1`, its `filename`), each native function's locations in
 //!   it, as pprof groups code by the binary it is in.
@@ -34,7 +40,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 
-use super::pprof_proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
+use super::pprof_proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 use super::ReportOptions;
 use crate::method::{Builtin, MethodId, MethodKind, MethodTable};
 use crate::slot::NodeId;
@@ -257,9 +263,13 @@ impl<'a> Writer<'a> {
         Ok(id)
     }
 
-    fn sample(&mut self, location_id: Vec<u64>, weight: &Weight) -> io::Result<()> {
+    fn sample(&mut self, location_id: Vec<u64>, weight: &Weight, kinds: Option<&str>) -> io::Result<()> {
         let value = Metric::ALL.iter().map(|&metric| clamp(weight.get(metric))).collect();
-        self.emit(Profile { sample: vec![Sample { location_id, value, label: Vec::new() }], ..Profile::default() })
+        let label = match kinds {
+            Some(kinds) => vec![Label { key: self.string(KINDS_LABEL)?, str: self.string(kinds)?, ..Label::default() }],
+            None => Vec::new(),
+        };
+        self.emit(Profile { sample: vec![Sample { location_id, value, label }], ..Profile::default() })
     }
 
     /// One sample per context with a self weight, depth first.
@@ -271,8 +281,10 @@ impl<'a> Writer<'a> {
         let root = tree.node_weight(NodeId::ROOT);
         if !root.is_zero() && kept(NodeId::ROOT) {
             let location = self.location(Builtin::Root.id(), 0)?;
-            self.sample(vec![location], &root)?;
+            self.sample(vec![location], &root, None)?;
         }
+        // `kinds`: the letter of each frame of the current path, root first.
+        let mut kinds = String::new();
         // `path[d]`: the location of the frame at depth d + 1 as it calls
         // the next frame of the current path (its line is the call site's).
         let mut path: Vec<u64> = Vec::new();
@@ -280,6 +292,8 @@ impl<'a> Writer<'a> {
         while let Some(node) = stack.pop() {
             let depth = tree.depth(node);
             path.truncate(depth - 1);
+            kinds.truncate(depth - 1);
+            kinds.push(tree.kind(node).letter());
             if let Some(parent) = tree.parent(node).filter(|&parent| parent != NodeId::ROOT) {
                 let caller = tree.method(parent);
                 let line = self.methods.get(caller).line_of(tree.call_site(node)).map_or(0, i64::from);
@@ -292,7 +306,9 @@ impl<'a> Writer<'a> {
             if !weight.is_zero() {
                 let leaf = self.location(tree.method(node), 0)?;
                 let stack_ids = std::iter::once(leaf).chain(path.iter().rev().copied()).collect();
-                self.sample(stack_ids, &weight)?;
+                let known = kinds.bytes().any(|letter| letter != b'-');
+                let letters: String = kinds.chars().rev().collect();
+                self.sample(stack_ids, &weight, known.then_some(letters.as_str()))?;
             }
             path.push(0);
             stack.extend(tree.children(node).filter(|&child| kept(child)));
@@ -305,7 +321,7 @@ impl<'a> Writer<'a> {
         for (method, weight) in tree.top_methods_by_self(usize::MAX) {
             if !weight.is_zero() {
                 let location = self.location(method, 0)?;
-                self.sample(vec![location], &weight)?;
+                self.sample(vec![location], &weight, None)?;
             }
         }
         Ok(())
@@ -315,6 +331,9 @@ impl<'a> Writer<'a> {
         self.out.finish()?.flush()
     }
 }
+
+/// The key of a sample's frame kinds label.
+const KINDS_LABEL: &str = "frame_kinds";
 
 /// pprof's period (the amount of `metric` between two samples): the
 /// sampling interval for the time resources, one for the sample count,

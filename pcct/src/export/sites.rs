@@ -125,7 +125,7 @@ mod tests {
         tree.record_event(&[f(main, 7), f(object, -1)], Weight::allocation(400, 25)).unwrap();
         tree.record(&mut Marks::new(), &[f(main, 1)], Weight::sample(1_000, 1_000)).unwrap();
 
-        let options = ReportOptions { metric: Metric::AllocBytes, min_cum_share: 0.0 };
+        let options = ReportOptions { metric: Metric::AllocBytes, min_cum_share: 0.0, annotate: false };
         let text = write(&tree, &methods, &options);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].contains("total: 1000") && lines[0].contains("sites: 2"), "{text}");
@@ -134,7 +134,7 @@ mod tests {
         assert!(lines[3].contains("40.00% 100.00%") && lines[3].contains("java.lang.Object"), "{text}");
         assert_eq!(lines.len(), 4, "the CPU sample is no allocation site: {text}");
 
-        let cpu = write(&tree, &methods, &ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0 });
+        let cpu = write(&tree, &methods, &ReportOptions { metric: Metric::CpuNs, min_cum_share: 0.0, annotate: false });
         assert!(cpu.lines().nth(2).is_some_and(|line| line.contains(" -  -  app.Main.main")), "{cpu}");
     }
 }

@@ -32,6 +32,8 @@
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use pcct::FrameKind;
+
 /// Compiled frames kept by the process's cache (a power of two; 128 bytes each).
 pub const FRAMES: usize = 8192;
 /// Most inlined scopes a cached frame holds (deeper ones are not cached).
@@ -51,12 +53,14 @@ pub struct CachedFrame {
     pub frame_size: u32,
     /// Scopes, innermost first: jmethodIDs and bytecode indices.
     pub count: u8,
+    /// The kind of the outermost scope's code (the others are inlined).
+    pub kind: FrameKind,
     pub method_ids: [usize; SCOPES],
     pub bcis: [i32; SCOPES],
 }
 
-/// Words of a frame entry: pc, blob, compile id and frame size, count,
-/// the method ids, the bcis two to a word.
+/// Words of a frame entry: pc, blob, compile id and frame size, count
+/// and kind, the method ids, the bcis two to a word.
 const WORDS: usize = 4 + SCOPES + SCOPES / 2;
 const PC: usize = 0;
 const BLOB: usize = 1;
@@ -89,7 +93,8 @@ impl FrameSlot {
             blob: word(BLOB) as usize,
             compile_id: sizes as u32,
             frame_size: (sizes >> 32) as u32,
-            count: word(COUNT).min(SCOPES as u64) as u8,
+            count: (word(COUNT) & 0xFF).min(SCOPES as u64) as u8,
+            kind: FrameKind::from_u8((word(COUNT) >> 8) as u8),
             ..CachedFrame::default()
         };
         for index in 0..SCOPES {
@@ -104,7 +109,7 @@ impl FrameSlot {
         put(PC, frame.pc as u64);
         put(BLOB, frame.blob as u64);
         put(SIZES, u64::from(frame.compile_id) | (u64::from(frame.frame_size) << 32));
-        put(COUNT, u64::from(frame.count));
+        put(COUNT, u64::from(frame.count) | (u64::from(frame.kind as u8) << 8));
         for index in 0..SCOPES {
             put(IDS + index, frame.method_ids[index] as u64);
         }
@@ -294,6 +299,7 @@ pub(crate) mod tests {
             compile_id: tag as u32,
             frame_size: 7,
             count: 3,
+            kind: if tag.is_multiple_of(20) { FrameKind::Tier4 } else { FrameKind::Tier1 },
             method_ids: [tag, tag + 1, tag + 2, 0, 0, 0],
             bcis: [-3, 1, i32::MAX, 0, -1, 5],
         }

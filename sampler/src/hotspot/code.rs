@@ -175,16 +175,24 @@ pub fn entered_code(memory: &impl Memory, layout: &Layout, id: usize) -> Option<
 pub fn nmethod_facts(memory: &impl Memory, layout: &Layout, code: usize) -> Option<NmethodFacts> {
     let blob = find_blob(memory, layout, code).filter(|blob| blob.kind != BlobKind::Other)?;
     let at = |offset: usize| blob.address.wrapping_add(offset);
-    let level = layout.blob.comp_level.and_then(|(offset, width)| match width {
-        1 => memory.u8(at(offset)).map(|level| level as i8 as i32),
-        _ => memory.i32(at(offset)),
-    });
     Some(NmethodFacts {
-        level: level.and_then(|level| u8::try_from(level).ok()).filter(|&level| level <= 4),
+        level: comp_level(memory, layout, &blob),
         osr_bci: layout.blob.entry_bci.and_then(|offset| memory.i32(at(offset))).filter(|&bci| bci >= 0),
         compile_id: compile_id(memory, layout, &blob),
         nmethod: blob.address,
     })
+}
+
+/// The nmethod's compile level (`nmethod::_comp_level`: 0 for a native
+/// wrapper, 1-3 C1, 4 C2), if the VM describes it and it reads as one.
+pub fn comp_level(memory: &impl Memory, layout: &Layout, blob: &Blob) -> Option<u8> {
+    let (offset, width) = layout.blob.comp_level?;
+    let at = blob.address.wrapping_add(offset);
+    let level = match width {
+        1 => memory.u8(at).map(|level| level as i8 as i32),
+        _ => memory.i32(at),
+    };
+    level.and_then(|level| u8::try_from(level).ok()).filter(|&level| level <= 4)
 }
 
 /// The nmethod's verified entry point (where its prologue starts).

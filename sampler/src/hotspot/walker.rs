@@ -51,7 +51,8 @@ use super::layout::{Layout, INTERPRETER_BCP, INTERPRETER_LAST_SP, INTERPRETER_ME
 use super::marks::{Mark, MarkKind, MarkSet};
 use super::memory::Memory;
 use crate::agct::CallFrame;
-use crate::cycles::{self, FrameKind, Part};
+use crate::cycles::{self, FrameKind as StepKind, Part};
+use pcct::FrameKind;
 
 /// Bytecode index reported for native methods (as AsyncGetCallTrace does).
 pub const NATIVE_BCI: i32 = -3;
@@ -333,6 +334,17 @@ pub fn native_bounds(memory: &impl Memory, layout: &Layout, thread: usize) -> Op
     Some(((stack.low, stack.high), last_java_sp))
 }
 
+/// The kind of scope `index` (innermost first) of a compiled frame of
+/// `count` scopes whose code is of `kind`: all but the outermost are
+/// inlined into it.
+fn scope_kind(index: usize, count: usize, kind: FrameKind) -> FrameKind {
+    if index + 1 < count {
+        FrameKind::Inlined
+    } else {
+        kind
+    }
+}
+
 /// Whether `pc` is in code HotSpot generated: the code heaps or the
 /// interpreter. Async-signal-safe.
 pub fn in_generated_code(layout: &Layout, pc: usize) -> bool {
@@ -402,24 +414,24 @@ impl<M: Memory> Walker<'_, M> {
 
     /// Walks the frame at `position` (`in_code_cache`: its pc is in a code
     /// heap): how, and its caller.
-    fn step(&mut self, position: Position, in_code_cache: bool) -> (FrameKind, Result<Option<Position>, Broken>) {
+    fn step(&mut self, position: Position, in_code_cache: bool) -> (StepKind, Result<Option<Position>, Broken>) {
         if self.in_interpreter(position.pc) {
-            return (FrameKind::Interpreted, self.interpreted(position));
+            return (StepKind::Interpreted, self.interpreted(position));
         }
         if !in_code_cache {
-            return (FrameKind::Native, self.native(position));
+            return (StepKind::Native, self.native(position));
         }
         if let Some(caller) = self.cached(position) {
-            return (FrameKind::CachedFrame, caller);
+            return (StepKind::CachedFrame, caller);
         }
         let finding = cycles::now();
         let Some(blob) = code::find_blob(self.memory, self.layout, position.pc) else {
-            return (FrameKind::Unknown, Err(Broken::UnknownCode));
+            return (StepKind::Unknown, Err(Broken::UnknownCode));
         };
         if position.top {
             cycles::since(Part::TopFind, finding);
         }
-        (FrameKind::Blob, self.in_blob(position, &blob))
+        (StepKind::Blob, self.in_blob(position, &blob))
     }
 
     /// Records the frame just walked at `position` for the next walk.
@@ -579,9 +591,9 @@ impl<M: Memory> Walker<'_, M> {
         pc >= runtime.interpreter_low && pc < runtime.interpreter_high
     }
 
-    fn emit(&mut self, method_id: usize, bci: i32) {
+    fn emit(&mut self, method_id: usize, bci: i32, kind: FrameKind) {
         if let Some(slot) = self.out.get_mut(self.written) {
-            *slot = CallFrame { lineno: bci, method_id: method_id as *mut std::ffi::c_void };
+            *slot = CallFrame { lineno: bci, kind: kind as u8, method_id: method_id as *mut std::ffi::c_void };
             self.written += 1;
         }
     }
@@ -641,7 +653,8 @@ impl<M: Memory> Walker<'_, M> {
         if plausible {
             if let Some(method_id) = self.interpreted_frame(fp) {
                 let sender_sp = self.slot(fp, INTERPRETER_SENDER_SP).ok_or(Broken::Interpreted)?;
-                self.emit(method_id.0, method_id.1);
+                let kind = if method_id.1 == NATIVE_BCI { FrameKind::Native } else { FrameKind::Interpreted };
+                self.emit(method_id.0, method_id.1, kind);
                 self.mark = Mark {
                     kind: MarkKind::Interpreted,
                     key: self.slot(fp, INTERPRETER_METHOD).unwrap_or(0),
@@ -659,7 +672,7 @@ impl<M: Memory> Walker<'_, M> {
         // was pushed and set, above the frame pointer.
         let method = self.registers.rbx;
         let method_id = self.method_id(method).ok_or(Broken::Interpreted)?;
-        self.emit(method_id, 0);
+        self.emit(method_id, 0, FrameKind::Interpreted);
         let sender_sp = self.registers.r13;
         let caller = if plausible {
             self.caller_by_fp(fp, sender_sp)
@@ -669,11 +682,16 @@ impl<M: Memory> Walker<'_, M> {
         caller.map(Some).ok_or(Broken::Interpreted)
     }
 
-    /// (jmethodID, bci) of the interpreted frame at `fp`, if it reads right.
+    /// (jmethodID, bci) of the interpreted frame at `fp`, if it reads right:
+    /// a native method's (the interpreter's native entry, which keeps no
+    /// bytecode pointer) at [`NATIVE_BCI`], as AsyncGetCallTrace names it.
     fn interpreted_frame(&mut self, fp: usize) -> Option<(usize, i32)> {
         let method = self.slot(fp, INTERPRETER_METHOD)?;
         let method_id = self.method_id(method)?;
         let bcp = self.slot(fp, INTERPRETER_BCP)?;
+        if bcp == 0 {
+            return Some((method_id, NATIVE_BCI));
+        }
         let bci = code::bci_of(self.memory, self.layout, method, bcp).unwrap_or(0);
         Some((method_id, bci))
     }
@@ -694,7 +712,8 @@ impl<M: Memory> Walker<'_, M> {
             }
         }
         let compile_id = code::compile_id(self.memory, self.layout, blob);
-        self.compiled_scopes(position, blob, method, compile_id.unwrap_or(0))?;
+        let kind = self.code_kind(blob);
+        self.compiled_scopes(position, blob, (method, kind), compile_id.unwrap_or(0))?;
         self.below_compiled = true;
         if blob.frame_size == 0 {
             return Err(Broken::Compiled);
@@ -705,15 +724,26 @@ impl<M: Memory> Walker<'_, M> {
         self.caller_by_size(position.sp, blob.frame_size).map(Some).ok_or(Broken::Compiled)
     }
 
+    /// The kind of the code of a compiled frame's method (its outermost
+    /// scope): a native method's wrapper, or code of its tier (`Unknown`
+    /// where the level cannot be read).
+    fn code_kind(&self, blob: &Blob) -> FrameKind {
+        if blob.kind == BlobKind::NativeNmethod {
+            return FrameKind::Native;
+        }
+        code::comp_level(self.memory, self.layout, blob).and_then(FrameKind::of_level).unwrap_or(FrameKind::Unknown)
+    }
+
     /// Emits the Java frames of a compiled frame: its inlined scopes at the
-    /// pc, or the nmethod's method when the pc has no debug information;
+    /// pc (each `Inlined` but the outermost, which is the code's `kind`),
+    /// or the nmethod's method when the pc has no debug information;
     /// a return address's frames are kept in the cache (with the nmethod's
     /// `compile_id`, 0 when unreadable: not kept).
     fn compiled_scopes(
         &mut self,
         position: Position,
         blob: &Blob,
-        method: usize,
+        (method, kind): (usize, FrameKind),
         compile_id: u32,
     ) -> Result<(), Broken> {
         let mut scopes = [Scope { method: 0, bci: 0 }; MAX_SCOPES];
@@ -747,11 +777,12 @@ impl<M: Memory> Walker<'_, M> {
             compile_id,
             frame_size: blob.frame_size as u32,
             count: count as u8,
+            kind,
             ..CachedFrame::default()
         };
         for (index, scope) in scopes[..count].iter().enumerate() {
             let method_id = self.method_id(scope.method).ok_or(Broken::NoMethodId)?;
-            self.emit(method_id, scope.bci);
+            self.emit(method_id, scope.bci, scope_kind(index, count, kind));
             if index < cache::SCOPES {
                 entry.method_ids[index] = method_id;
                 entry.bcis[index] = scope.bci;
@@ -787,8 +818,9 @@ impl<M: Memory> Walker<'_, M> {
         }
         self.hits += 1;
         self.below_compiled = true;
-        for index in 0..entry.count as usize {
-            self.emit(entry.method_ids[index], entry.bcis[index]);
+        let count = entry.count as usize;
+        for index in 0..count {
+            self.emit(entry.method_ids[index], entry.bcis[index], scope_kind(index, count, entry.kind));
         }
         self.mark = Mark::compiled(entry.blob, entry.frame_size, entry.compile_id);
         Some(self.caller_by_size(position.sp, entry.frame_size as usize).map(Some).ok_or(Broken::Compiled))
@@ -895,7 +927,7 @@ impl<M: Memory> Walker<'_, M> {
             }
         };
         let Some(method_id) = self.method_id(method) else { return Some(Err(Broken::NoMethodId)) };
-        self.emit(method_id, UNKNOWN_BCI);
+        self.emit(method_id, UNKNOWN_BCI, self.code_kind(blob));
         Some(caller.map(Some).ok_or(Broken::Compiled))
     }
 

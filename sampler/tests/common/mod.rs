@@ -38,10 +38,7 @@ pub unsafe extern "C" fn fake_agct(trace: *mut CallTrace, depth: i32, _ucontext:
     let count = FAKE_FRAMES.min(depth.max(0) as usize);
     for index in 0..count {
         // SAFETY: index < depth, the buffer's capacity.
-        unsafe {
-            *trace.frames.add(index) =
-                CallFrame { lineno: index as i32, method_id: (0x1000 + index * 8) as *mut c_void }
-        };
+        unsafe { *trace.frames.add(index) = CallFrame::new(index as i32, (0x1000 + index * 8) as *mut c_void) };
     }
     trace.num_frames = count as i32;
 }

@@ -6,7 +6,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use inferno::flamegraph::color::{Color, PaletteMap};
 use pcct::export::{collapsed, ReportOptions};
-use pcct::{MethodKind, MethodTable, Metric};
+use pcct::{FrameKind, MethodKind, MethodTable, Metric};
 use pcct_sampler::kernel_frames::KERNEL_LIBRARY;
 
 use super::reports::too_large;
@@ -17,7 +17,8 @@ use crate::state::AppState;
 use crate::text_budget::within_budget;
 
 /// Renders collapsed-stack `lines` to SVG, each frame coloured by what
-/// its method is in `methods` ([`palette`]).
+/// its method is in `methods` ([`palette`]), and a Java frame written with
+/// its kind's suffix (`Main.run_[j]`) by its kind.
 pub fn render(lines: &str, title: &str, metric: Metric, methods: &MethodTable) -> Result<Vec<u8>, String> {
     let mut palette = palette(methods);
     let mut options = inferno::flamegraph::Options::default();
@@ -43,7 +44,9 @@ pub fn render(lines: &str, title: &str, metric: Metric, methods: &MethodTable) -
 /// kernel's orange, pseudo-frames grey, allocated types and monitors'
 /// classes aqua; the shade from the name (inferno's names-based palettes
 /// would call a library without symbols, `libz.so.1`, or a JNI function,
-/// `Java_java_util_zip_...`, Java by its dots or capital).
+/// `Java_java_util_zip_...`, Java by its dots or capital). A Java method
+/// written with a frame kind's suffix gets that kind's colour
+/// ([`kind_color`]).
 fn palette(methods: &MethodTable) -> PaletteMap {
     let mut palette = PaletteMap::default();
     for (id, method) in methods.iter() {
@@ -65,9 +68,30 @@ fn palette(methods: &MethodTable) -> PaletteMap {
                 Color { r: grey, g: grey, b: grey }
             }
         };
+        if method.kind == MethodKind::Java {
+            for kind in [FrameKind::Interpreted, FrameKind::Tier1, FrameKind::Tier4, FrameKind::Inlined] {
+                palette.insert(format!("{name}{}", kind.suffix()), kind_color(kind, shade));
+            }
+        }
         palette.insert(name, color);
     }
     palette
+}
+
+/// A Java frame's colour by its kind, async-profiler's: interpreted pale
+/// green, C1 yellow-green, C2 green, inlined aqua (shaded by `shade`).
+fn kind_color(kind: FrameKind, shade: f64) -> Color {
+    let (base, spread) = match kind {
+        FrameKind::Interpreted => (0xb2e1b2, 20.0),
+        FrameKind::Tier1 | FrameKind::Tier2 | FrameKind::Tier3 => (0xcce880, 20.0),
+        FrameKind::Inlined => (0x50cccc, 30.0),
+        _ => (0x50e150, 30.0),
+    };
+    let channel = |shift: u32| {
+        let value = ((base >> shift) & 0xFF) as f64 + spread * (shade - 0.5);
+        value.clamp(0.0, 255.0) as u8
+    };
+    Color { r: channel(16), g: channel(8), b: channel(0) }
 }
 
 /// A shade in [0, 1) from a name (FNV-1a), the same for a name every time.
@@ -81,14 +105,21 @@ fn shade_of(name: &str) -> f64 {
 /// default: 0.01% is a tenth of a pixel at inferno's 1200 px width.
 const DEFAULT_MIN_SHARE: f64 = 0.0001;
 
-/// `GET /flamegraph.svg?resource=<any resource>&title=...&min_share=0..1 (0.0001)`.
+/// `GET /flamegraph.svg?resource=<any resource>&title=...&min_share=0..1 (0.0001)&kinds=on|off`:
+/// `kinds` colours Java frames by their kinds, each named with its suffix
+/// (default: on when the agent records kinds, `kinds=on`).
 /// `s`, `x` and `y` are the flame graph's own state (its search term and
 /// zoomed frame), which its script keeps in the URL and applies on load:
 /// accepted and left to the script.
 pub async fn flamegraph(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &with_resource(&["title", "min_share", "s", "x", "y"]))?;
+    let params = Params::parse(query.as_deref(), &with_resource(&["title", "min_share", "s", "x", "y", "kinds"]))?;
     let metric = params.metric(state.config.report_metric)?;
-    let options = ReportOptions { metric, min_cum_share: params.number("min_share", 0.0, 1.0, DEFAULT_MIN_SHARE)? };
+    let recorded = if state.shared.config.kinds { "on" } else { "off" };
+    let options = ReportOptions {
+        metric,
+        min_cum_share: params.number("min_share", 0.0, 1.0, DEFAULT_MIN_SHARE)?,
+        annotate: params.choice("kinds", &["off", "on"], recorded)? == "on",
+    };
     let title = params.get("title").unwrap_or("pcct flame graph").to_string();
     if title.chars().count() > 200 {
         return Err(ApiError::parameter("title", "at most 200 characters"));
@@ -147,5 +178,23 @@ mod tests {
         assert!(r >= 190 && (90..160).contains(&g) && b == 0, "the kernel is orange: {:?}", (r, g, b));
         let (r, g, b) = fill_of(&svg, "[GC]");
         assert!(r == g && g == b, "a pseudo-frame is grey: {:?}", (r, g, b));
+    }
+
+    #[test]
+    fn annotated_java_frames_are_coloured_by_their_kind() {
+        let mut methods = MethodTable::new();
+        methods.intern("Main", "run", "()V");
+        methods.intern("Main", "leaf", "()V");
+        let lines = "Main.run_[0];Main.leaf_[i] 4\nMain.run_[0];Main.leaf_[1] 3\nMain.run_[j] 2\n";
+        let svg = String::from_utf8(render(lines, "t", Metric::Samples, &methods).expect("renders")).expect("UTF-8");
+        // inferno writes `_[i]` and `_[j]` frames without their suffix.
+        let (r, g, b) = fill_of(&svg, "Main.leaf");
+        assert!(g >= 180 && b >= 180 && r < 110, "inlined is aqua: {:?}", (r, g, b));
+        let (r, g, b) = fill_of(&svg, "Main.run_[0]");
+        assert!(r >= 160 && g >= 210 && b >= 160, "interpreted is pale green: {:?}", (r, g, b));
+        let (r, g, b) = fill_of(&svg, "Main.leaf_[1]");
+        assert!(r >= 190 && g >= 210 && b < 150, "C1 is yellow-green: {:?}", (r, g, b));
+        let (r, g, b) = fill_of(&svg, "Main.run");
+        assert!(g >= 200 && r < 110 && b < 110, "C2 is green: {:?}", (r, g, b));
     }
 }

@@ -64,6 +64,7 @@ pub async fn cumulative(State(state): State<AppState>, RawQuery(query): RawQuery
     let options = ReportOptions {
         metric: params.metric(state.config.report_metric)?,
         min_cum_share: params.number("min_share", 0.0, 1.0, 0.0)?,
+        annotate: false,
     };
     let (budget, period) = (state.config.text_budget, period_ns(&state));
     let bytes = with_snapshot(&state, move |profile| {
@@ -87,7 +88,8 @@ pub async fn window(
 ) -> Result<Response, ApiError> {
     let params = Params::parse(query.as_deref(), &["seconds", "metric"])?;
     let seconds = params.integer("seconds", 1, MAX_SECONDS, DEFAULT_SECONDS)?;
-    let options = ReportOptions { metric: params.metric(state.config.report_metric)?, min_cum_share: 0.0 };
+    let options =
+        ReportOptions { metric: params.metric(state.config.report_metric)?, min_cum_share: 0.0, annotate: false };
     // The connection outlives its usual lifetime for this request.
     let _long = long.map(|Extension(long)| long.hold());
     // Opening copies every node's weights: a heavy job, as the end is.

@@ -43,6 +43,7 @@ pub async fn report(
     let options = ReportOptions {
         metric: params.metric(state.config.report_metric)?,
         min_cum_share: params.number("min_share", 0.0, 1.0, default_share)?,
+        annotate: false,
     };
     let budget = state.config.text_budget;
     let body = with_snapshot(&state, move |profile| {
@@ -53,13 +54,17 @@ pub async fn report(
     Ok(text(body))
 }
 
-/// `GET /api/collapsed?resource=<any resource>&min_share=0..1 (0)`:
-/// `frame;frame value` lines, leaving out subtrees below `min_share` of the total.
+/// `GET /api/collapsed?resource=<any resource>&min_share=0..1 (0)&annotate=off|on`:
+/// `frame;frame value` lines, leaving out subtrees below `min_share` of the
+/// total; `annotate=on` writes each frame's kind as async-profiler does
+/// (`_[0]`, `_[1]`, `_[j]`, `_[i]`; frame kinds are recorded with the
+/// agent's `kinds=on`, and unknown kinds get no suffix).
 pub async fn collapsed(State(state): State<AppState>, RawQuery(query): RawQuery) -> Result<Response, ApiError> {
-    let params = Params::parse(query.as_deref(), &with_resource(&["min_share"]))?;
+    let params = Params::parse(query.as_deref(), &with_resource(&["min_share", "annotate"]))?;
     let options = ReportOptions {
         metric: params.metric(state.config.report_metric)?,
         min_cum_share: params.number("min_share", 0.0, 1.0, 0.0)?,
+        annotate: params.choice("annotate", &["off", "on"], "off")? == "on",
     };
     let budget = state.config.text_budget;
     let body = with_snapshot(&state, move |profile| {
