@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use pcct::view::Completeness;
-use pcct::{MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
+use pcct::{FrameKind, MethodId, MethodKind, MethodTable, NodeId, Pcct, Weight};
 use serde::Serialize;
 
 use crate::advice::{advise, assess, Advice, CallSite, EdgeAdvice, HotCall, InlineFlags};
@@ -42,6 +42,9 @@ pub struct CopiedEdge {
     /// the others, in a plain copy, or when the budget of [`SITE_NODES`]
     /// was spent (the hottest sites are weighed first).
     pub cum: Option<Weight>,
+    /// How the callee ran in this context, as the samples saw it
+    /// (`Unknown` unless the agent records kinds).
+    pub kind: FrameKind,
 }
 
 impl CopiedEdge {
@@ -89,7 +92,7 @@ impl EdgeContexts {
                 // The path's first step when it reached the root, else walk
                 // on from where the budget cut it.
                 let outermost = tree.method(if step == NodeId::ROOT { last } else { tree.outermost(step) });
-                CopiedEdge { node, path, weight: tree.edge_weight(node), outermost, cum: None }
+                CopiedEdge { node, path, weight: tree.edge_weight(node), outermost, cum: None, kind: tree.kind(node) }
             })
             .collect();
         EdgeContexts { edges, total: tree.total(), metric: tree.config().metric }
@@ -288,6 +291,44 @@ pub struct EdgeInlining {
     pub osr_bci: Option<i32>,
     /// How long ago that method's current code last changed.
     pub code_changed_ago_ns: Option<u64>,
+    /// How the samples saw the callee run in this context (`kinds=on`):
+    /// `inlined`, `interpreted`, `c1_tier1`..`c1_tier3`, `c2`, `native`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_kind: Option<FrameKind>,
+    /// Whether the samples saw the call inlined (`kinds=on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_inlined: Option<bool>,
+    /// Where the samples and the inline records disagree, why they can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disagreement: Option<String>,
+}
+
+impl EdgeInlining {
+    /// What the samples saw of an edge whose callee ran as `kind`, beside
+    /// what the inline records say (`inlined`).
+    fn sampled(mut self, kind: FrameKind) -> EdgeInlining {
+        if kind == FrameKind::Unknown {
+            return self;
+        }
+        let sampled_inlined = kind == FrameKind::Inlined;
+        self.sampled_kind = Some(kind);
+        self.sampled_inlined = Some(sampled_inlined);
+        self.disagreement = match (sampled_inlined, self.inlined) {
+            (true, Inlined::No) => Some(
+                "the samples saw the call inlined; the caller's current code does not inline it: that code \
+                 replaced the code sampled here (deoptimized or recompiled), or the sampled code is the other \
+                 entry's (OSR or normal)"
+                    .to_string(),
+            ),
+            (false, Inlined::Yes) => Some(format!(
+                "the samples saw the callee run as {} code; the caller's current code inlines it: the samples \
+                 here are older than that code, or ran the other entry's (OSR or normal)",
+                kind.name()
+            )),
+            _ => None,
+        };
+        self
+    }
 }
 
 /// The inlining of each copied edge, in order.
@@ -295,12 +336,19 @@ pub fn inlining(jit: &Jit, methods: &MethodTable, contexts: &EdgeContexts, now_n
     let table = extract(jit, methods, contexts);
     edge_states(&table, methods, contexts)
         .into_iter()
-        .map(|state| EdgeInlining {
-            inlined: state.inlined,
-            caller_level: state.caller_level,
-            compiled_in: state.code.map(|code| table.key(code.root).display()),
-            osr_bci: state.code.and_then(|code| code.osr_bci),
-            code_changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
+        .zip(&contexts.edges)
+        .map(|(state, edge)| {
+            EdgeInlining {
+                inlined: state.inlined,
+                caller_level: state.caller_level,
+                compiled_in: state.code.map(|code| table.key(code.root).display()),
+                osr_bci: state.code.and_then(|code| code.osr_bci),
+                code_changed_ago_ns: state.changed_ns.map(|at| now_ns.saturating_sub(at)),
+                sampled_kind: None,
+                sampled_inlined: None,
+                disagreement: None,
+            }
+            .sampled(edge.kind)
         })
         .collect()
 }
@@ -479,5 +527,30 @@ mod tests {
             assert_eq!(partial(7), Some((1, 1)), "budget {budget}: {advice:?}");
             assert_eq!(partial(3), Some((0, 2)), "budget {budget}: {advice:?}");
         }
+    }
+
+    #[test]
+    fn an_edge_says_what_the_samples_saw_beside_the_records_and_names_a_disagreement() {
+        let records = |inlined| EdgeInlining {
+            inlined,
+            caller_level: Some(4),
+            compiled_in: None,
+            osr_bci: None,
+            code_changed_ago_ns: None,
+            sampled_kind: None,
+            sampled_inlined: None,
+            disagreement: None,
+        };
+        let agreed = records(Inlined::Yes).sampled(FrameKind::Inlined);
+        assert_eq!((agreed.sampled_inlined, agreed.disagreement), (Some(true), None));
+        let older = records(Inlined::Yes).sampled(FrameKind::Interpreted);
+        assert_eq!(older.sampled_kind, Some(FrameKind::Interpreted));
+        assert!(older.disagreement.is_some_and(|why| why.contains("interpreted code")));
+        let replaced = records(Inlined::No).sampled(FrameKind::Inlined);
+        assert!(replaced.disagreement.is_some_and(|why| why.contains("does not inline it")));
+        let unknown = records(Inlined::No).sampled(FrameKind::Unknown);
+        assert_eq!((unknown.sampled_kind, unknown.sampled_inlined, unknown.disagreement), (None, None, None));
+        let json = serde_json::to_value(records(Inlined::No).sampled(FrameKind::Tier4)).unwrap();
+        assert_eq!((json["sampled_kind"].as_str(), json["sampled_inlined"].as_bool()), (Some("c2"), Some(false)));
     }
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::frame::FrameKind;
 use crate::method::{Builtin, MethodId, MethodInfo, MethodKind, MethodTable};
 use crate::query::MethodOrder;
 use crate::slot::NodeId;
@@ -155,6 +156,9 @@ pub struct HotNode {
 pub struct SubtreeNode {
     pub node: u32,
     pub method: String,
+    /// How the method ran in this context, when kinds are recorded.
+    #[serde(skip_serializing_if = "FrameKind::is_unknown")]
+    pub kind: FrameKind,
     pub call_site: Option<CallSiteView>,
     #[serde(rename = "self")]
     pub self_weight: Weight,
@@ -475,6 +479,7 @@ fn build(context: &Context<'_>, node: NodeId, levels_left: usize, budget: &mut u
     SubtreeNode {
         node: node.raw(),
         method: methods.display_name(tree.method(node)),
+        kind: tree.kind(node),
         call_site: CallSiteView::of(tree, methods, node),
         self_weight: tree.node_weight(node),
         edge: crate::export::edge_weight(tree, cum, node),

@@ -179,6 +179,12 @@ pub const ROUTES: &[Route] = &[
                 doc: "the graph's zoomed frame (its own state)",
             },
             RESOURCE,
+            Param {
+                name: "kinds",
+                kind: Kind::Choice { values: &["off", "on"], default: "off" },
+                doc: "colour Java frames by their kind (async-profiler's palette), each named with its suffix; \
+                      `on` by default where the agent records kinds (`kinds=on`)",
+            },
         ],
         body: None,
         answers: "image/svg+xml",
@@ -314,7 +320,16 @@ pub const ROUTES: &[Route] = &[
         path: "/api/collapsed",
         summary: "Collapsed stacks: `frame;frame value` lines",
         access: Access::Read,
-        params: &[MIN_SHARE_0, RESOURCE],
+        params: &[
+            MIN_SHARE_0,
+            RESOURCE,
+            Param {
+                name: "annotate",
+                kind: Kind::Choice { values: &["off", "on"], default: "off" },
+                doc: "each Java frame's kind as async-profiler's suffix (`_[0]` interpreted, `_[1]` C1, `_[j]` C2, \
+                      `_[i]` inlined), where the agent records kinds (`kinds=on`)",
+            },
+        ],
         body: None,
         answers: TEXT,
     },
