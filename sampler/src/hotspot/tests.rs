@@ -12,6 +12,7 @@ use super::layout::{
 use super::memory::{FakeMemory, Memory};
 use super::walker::{self, Broken, Ending, Memo, Registers, Walk, UNKNOWN_BCI};
 use crate::agct::CallFrame;
+use pcct::FrameKind;
 
 const HEAP: usize = 0x1000_0000;
 const CODE: usize = 0x2000_0000;
@@ -400,6 +401,36 @@ fn a_compiled_frame_with_inlining_an_interpreted_frame_and_an_entry_frame_walk_t
         put_word(&mut prologue.memory, sp, INTERPRETER + 0x80);
         let (walk, frames) = prologue.walk(registers, 16);
         assert_eq!((walk.ending, frames.len()), (Ending::Complete, 2), "{jdk:?}");
+    }
+}
+
+#[test]
+fn each_frame_says_how_it_ran_and_the_cache_keeps_it() {
+    for jdk in [Jdk::J17, Jdk::J25] {
+        let mut vm = build_as(jdk);
+        vm.memory.put_u32(NM + 96, 4);
+        let cache = super::cache::tests::new_cache(16, 16);
+        for walk in 0..2 {
+            let mut out = vec![CallFrame::EMPTY; 16];
+            let memo = Memo { cache: Some(&cache), ..Memo::default() };
+            let done = walker::walk(&vm.memory, &vm.layout, THREAD, vm.registers_at(NM_CODE + 0x30), &mut out, memo);
+            let kinds: Vec<FrameKind> = out[..done.frames].iter().map(|frame| FrameKind::from_u8(frame.kind)).collect();
+            // B inlined into A's C2 code, C interpreted; the second walk
+            // takes A's frame from the cache, kinds and all.
+            assert_eq!(kinds, [FrameKind::Inlined, FrameKind::Tier4, FrameKind::Interpreted], "{jdk:?} walk {walk}");
+            assert_eq!(done.cache_hits, walk, "{jdk:?} walk {walk}");
+        }
+        vm.memory.put_u32(NM + 96, 2);
+        let (_, frames) = vm.walk(vm.registers_at(NM_CODE + 0x30), 16);
+        let mut out = vec![CallFrame::EMPTY; 16];
+        walker::walk(&vm.memory, &vm.layout, THREAD, vm.registers_at(NM_CODE + 0x30), &mut out, Memo::default());
+        assert_eq!((frames.len(), FrameKind::from_u8(out[1].kind)), (3, FrameKind::Tier2), "{jdk:?}: C1 code");
+        // An interpreted frame without a bytecode pointer is a native
+        // method's, in the interpreter's native entry.
+        put_word(&mut vm.memory, vm.interpreted_fp.wrapping_add_signed(INTERPRETER_BCP * 8), 0);
+        let mut out = vec![CallFrame::EMPTY; 16];
+        walker::walk(&vm.memory, &vm.layout, THREAD, vm.registers_at(NM_CODE + 0x30), &mut out, Memo::default());
+        assert_eq!((out[2].lineno, FrameKind::from_u8(out[2].kind)), (walker::NATIVE_BCI, FrameKind::Native));
     }
 }
 
