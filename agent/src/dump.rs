@@ -19,6 +19,7 @@
 
 #![forbid(unsafe_code)]
 
+use pcct::export::json::ExtraField;
 use pcct::export::{self, Format, ReportOptions};
 use pcct_jit::live::AdviceReport;
 use pcct_jit::profile::EdgeContexts;
@@ -60,7 +61,7 @@ const ADVICE_EDGES: usize = 1024;
 /// The JIT advice over the hottest edges, every share, for `pcct advise`.
 /// The edges are copied under the profile lock, joined after it (the
 /// inline table's lock is never taken under the profile's).
-fn jit_advice(shared: &Shared) -> serde_json::Value {
+fn jit_advice(shared: &Shared) -> AdviceReport {
     let (contexts, methods) = {
         let profile = shared.profile.lock();
         let edges = profile.tree.top_edges(ADVICE_EDGES);
@@ -68,43 +69,35 @@ fn jit_advice(shared: &Shared) -> serde_json::Value {
     };
     let now = pcct_sampler::timer::now_ns();
     let advice = pcct_jit::profile::advice(&shared.jit, &methods, &contexts, 0.0, ADVICE_EDGES, now);
-    let report = AdviceReport { jit: shared.jit.summary(), min_share: 0.0, advice };
-    serde_json::to_value(report).unwrap_or_default()
+    AdviceReport { jit: shared.jit.summary(), min_share: 0.0, advice }
 }
 
 fn write_file(shared: &Shared, format: Format, report: ReportOptions, file: &mut File) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let jit = (format == Format::Json).then(|| jit_advice(shared));
+    let live = shared.live.status();
+    shared.fold_live_heap();
     {
-        let copy = shared.live.is_on().then(|| shared.snapshot());
-        let locked;
-        let profile: &pcct_sampler::Profile = match &copy {
-            Some(copy) => copy,
-            None => {
-                locked = shared.profile.lock();
-                &locked
-            }
-        };
+        let profile = shared.profile.lock();
         if format == Format::Json {
             // The JSON profile also carries the sampler's counters, the VM
-            // and the JIT advice.
-            let mut extra = serde_json::Map::new();
-            let counters = serde_json::to_value(shared.counters.snapshot()).unwrap_or_default();
-            extra.insert("sampler".to_string(), counters);
-            extra.insert("live_heap".to_string(), serde_json::to_value(shared.live.status()).unwrap_or_default());
+            // and the JIT advice, each serialized as it is written.
+            let counters = shared.counters.snapshot();
             let vm = shared.vm.lock().clone();
-            extra.insert(
-                "vm".to_string(),
-                serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid, "native": vm.native}),
-            );
-            extra.insert("jit_advice".to_string(), jit.unwrap_or_default());
+            let vm =
+                serde_json::json!({"name": vm.jvm_name, "version": vm.jvm_version, "pid": vm.pid, "native": vm.native});
             let collection = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));
             let collection = export::json::Collection {
                 interval_ns: collection.period_ns,
                 started_unix_ns: collection.time_nanos,
                 duration_ns: collection.duration_nanos,
             };
-            extra.insert("collection".to_string(), serde_json::to_value(collection).unwrap_or_default());
+            let mut extra: Vec<(&str, &dyn ExtraField)> =
+                vec![("sampler", &counters), ("live_heap", &live), ("vm", &vm)];
+            if let Some(jit) = &jit {
+                extra.push(("jit_advice", jit));
+            }
+            extra.push(("collection", &collection));
             export::json::write_to(&mut out, &profile.tree, &profile.methods, &extra)?;
         } else if format == Format::Pprof {
             let context = export::pprof::PprofContext::of_tree(&profile.tree, interval_ns(shared));

@@ -437,6 +437,6 @@ fn read_stacks(path: &Path, limit: u64) -> Result<pcct::import::Samples, String>
 /// Streams the JSON profile into `path`.
 fn write_profile(path: &Path, tree: &pcct::Pcct, methods: &pcct::MethodTable) -> io::Result<()> {
     let mut out = BufWriter::new(File::create(path)?);
-    json::write_to(&mut out, tree, methods, &serde_json::Map::new())?;
+    json::write_to(&mut out, tree, methods, &[])?;
     out.flush()
 }

@@ -232,6 +232,14 @@ impl LiveHeap {
         }
     }
 
+    /// Adds the tracked objects to `tree`, the profile itself, once, and
+    /// tracks nothing more, so no later view adds them again: at VM death,
+    /// when nothing records any more (their weak references go with the VM).
+    pub fn fold_into(&self, tree: &mut Pcct) {
+        self.add_to(tree);
+        self.inner.lock().objects.clear();
+    }
+
     pub fn status(&self) -> LiveHeapStatus {
         let (tracked, weight) = {
             let inner = self.inner.lock();

@@ -242,6 +242,15 @@ impl Shared {
     /// that take longer to compute than a lock may be held. The copy holds
     /// the live heap too (`live_bytes`, `live_objects`), which the profile
     /// itself never does.
+    /// At VM death, when nothing records any more: the live heap's tracked
+    /// objects added to the profile itself, once ([`LiveHeap::fold_into`]),
+    /// so the file is written without a copy of the tree (which would double
+    /// the arena); a view taken after finds them there.
+    pub fn fold_live_heap(&self) {
+        let mut profile = self.profile.lock();
+        self.live.fold_into(&mut profile.tree);
+    }
+
     pub fn snapshot(&self) -> Profile {
         let mut profile = self.profile.lock().clone();
         self.live.add_to(&mut profile.tree);

@@ -108,7 +108,7 @@ pub fn write_to(
 ) -> io::Result<()> {
     match format {
         Format::Collapsed => collapsed::write_to(out, tree, methods, options),
-        Format::Json => json::write_to(out, tree, methods, &serde_json::Map::new()),
+        Format::Json => json::write_to(out, tree, methods, &[]),
         Format::Xtree => xtree::write_to(out, tree, methods, options),
         Format::Xarc => xarc::write_to(out, tree, methods, options),
         Format::Xprof => xprof::write_to(out, tree, methods, options),
