@@ -211,7 +211,7 @@ fn method_facts(jvmti: Jvmti, id: u64) -> Option<MethodFacts> {
 pub fn code_unloaded(shared: &Shared, method: usize, address: usize) {
     Counters::add(&shared.counters.code_unloaded, 1);
     let now = now_ns();
-    let left = shared.jit.table.lock().leave(address as u64, method as u64, now);
+    let left = shared.jit.table.lock().unload(address as u64, method as u64, now);
     if let Some((facts, key)) = left {
         shared.jit.events.lock().push(now, JitEventKind::Unloaded, &key, &facts);
     }

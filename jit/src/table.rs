@@ -20,7 +20,9 @@
 //! A VM id is kept only while code in the table names it (each code holds
 //! a reference to the ids of its tree): under class churn, a class loaded
 //! again under the same name has new ids, and the old ones leave with the
-//! old class's code, so the ids stay within what the code kept names.
+//! old class's code, so the ids stay within what the code kept names. So do
+//! the names: a method no code names is forgotten, unless its code was only
+//! made not entrant (it stays current, with when its code changed).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -222,6 +224,16 @@ pub struct InlineTable {
     by_key: HashMap<MethodKey, JitMethod>,
     /// Each VM id's method and how many pieces of code name it.
     by_vm_id: HashMap<u64, (JitMethod, u32)>,
+    /// How many of `by_vm_id`'s ids each method has: a method none has
+    /// (no code names it) and that no unloaded class left current is forgotten.
+    ids_per_method: HashMap<JitMethod, u32>,
+    /// The number the next method named gets (numbers are not reused).
+    next_method: u32,
+    /// Code that left the table before HotSpot unloaded it (made not
+    /// entrant), by address, with its method: its unload forgets the
+    /// method if nothing else keeps it. HotSpot unloads all such code in
+    /// time, so this holds what HotSpot holds.
+    left: HashMap<u64, JitMethod>,
     codes: HashMap<u64, Code>,
     current: HashMap<JitMethod, Current>,
     calls: usize,
@@ -274,7 +286,8 @@ impl InlineTable {
                 if self.methods.len() >= self.limits.max_methods {
                     return None;
                 }
-                let method = JitMethod(self.methods.len() as u32);
+                let method = JitMethod(self.next_method);
+                self.next_method += 1;
                 self.name_bytes += facts.key.approx_bytes();
                 self.by_key.insert(facts.key.clone(), method);
                 self.methods.insert(method, facts);
@@ -282,15 +295,35 @@ impl InlineTable {
             }
         };
         self.by_vm_id.insert(id, (method, 0));
+        *self.ids_per_method.entry(method).or_default() += 1;
         Some(method)
     }
 
-    /// Forgets those of `ids` no code names.
+    /// Forgets those of `ids` no code names, and the methods left without
+    /// an id that are not current anywhere (inlined callees of unloaded code).
     fn release(&mut self, ids: &[u64]) {
         for id in ids {
             if self.by_vm_id.get(id).is_some_and(|&(_, references)| references == 0) {
-                self.by_vm_id.remove(id);
+                if let Some((method, _)) = self.by_vm_id.remove(id) {
+                    let left = self.ids_per_method.get_mut(&method).map(|count| {
+                        *count = count.saturating_sub(1);
+                        *count
+                    });
+                    if left == Some(0) && !self.current.contains_key(&method) {
+                        self.forget(method);
+                    }
+                }
             }
+        }
+    }
+
+    /// Forgets a method's name (no code names it any more), so that under
+    /// class churn the names stay within the code kept, as the ids do.
+    fn forget(&mut self, method: JitMethod) {
+        self.ids_per_method.remove(&method);
+        if let Some(facts) = self.methods.remove(&method) {
+            self.name_bytes -= facts.key.approx_bytes();
+            self.by_key.remove(&facts.key);
         }
     }
 
@@ -381,6 +414,7 @@ impl InlineTable {
         }
         // Whatever else sat at this address is gone from the VM.
         self.remove(address);
+        self.left.remove(&address);
         self.calls += code.tree.inlined_calls();
         self.tree_bytes += code.tree.bytes();
         self.code_ids += code.vm_ids.len();
@@ -408,10 +442,23 @@ impl InlineTable {
     }
 
     /// CompiledMethodUnload: the code of VM method `method` at `address` is
-    /// gone. Returns whether the table held it (it may have been replaced
-    /// by newer code already).
-    pub fn unload(&mut self, address: u64, method: u64, now_ns: u64) -> bool {
-        self.leave(address, method, now_ns).is_some()
+    /// gone. Returns what it was, if the table held it (it may have been
+    /// replaced by newer code already, or have left it).
+    /// A method whose last code is unloaded and that no other code names
+    /// is forgotten with its place as current code: its class is likely
+    /// gone (code only made not entrant, [`InlineTable::leave`], keeps it,
+    /// and with it when its code changed).
+    pub fn unload(&mut self, address: u64, method: u64, now_ns: u64) -> Option<(CodeFacts, MethodKey)> {
+        let held = self.codes.get(&address).filter(|code| code.facts.method == method).map(|code| code.root);
+        let left = self.leave(address, method, now_ns);
+        if let Some(root) = self.left.remove(&address).or(held) {
+            let unused = self.ids_per_method.get(&root).is_none_or(|&count| count == 0);
+            if unused && self.current.get(&root).is_none_or(|current| current.addresses().next().is_none()) {
+                self.current.remove(&root);
+                self.forget(root);
+            }
+        }
+        left
     }
 
     /// The code of VM method `method` at `address` is no longer entered
@@ -422,6 +469,7 @@ impl InlineTable {
         let root = self.codes.get(&address).filter(|code| code.facts.method == method)?.root;
         let key = self.key(root).clone();
         let code = self.remove(address)?;
+        self.left.insert(address, root);
         if let Some(current) = self.current.get_mut(&code.root) {
             current.changed_ns = now_ns;
         }
@@ -662,13 +710,33 @@ pub(crate) mod tests {
     fn unloaded_code_is_forgotten_but_only_if_it_is_the_code_named() {
         let mut table = InlineTable::new(Limits::default());
         load(&mut table, facts(0x1000, 1, 10), &[2]);
-        assert!(!table.unload(0x1000, 99, 8), "another method's code at that address");
-        assert!(table.unload(0x1000, 1, 9));
-        assert!(!table.unload(0x1000, 1, 9));
-        let m1 = table.method(&key("m1")).unwrap();
-        assert_eq!(table.current(m1).count(), 0);
-        assert_eq!(table.changed_ns(m1), Some(9));
-        assert_eq!(table.stats().inlined_calls, 0);
+        assert!(table.unload(0x1000, 99, 8).is_none(), "another method's code at that address");
+        assert!(table.unload(0x1000, 1, 9).is_some());
+        assert!(table.unload(0x1000, 1, 9).is_none());
+        // No code names m1 or its inlined m2 now: both names go with it.
+        assert_eq!((table.method(&key("m1")), table.method(&key("m2"))), (None, None));
+        let stats = table.stats();
+        assert_eq!((stats.methods, stats.vm_ids, stats.inlined_calls), (0, 0, 0));
+    }
+
+    #[test]
+    fn code_made_not_entrant_leaves_its_method_known_with_when_it_changed() {
+        let mut table = InlineTable::new(Limits::default());
+        load(&mut table, facts(0x1000, 1, 10), &[2]);
+        assert!(table.leave(0x1000, 1, 9).is_some());
+        let m1 = table.method(&key("m1")).expect("m1 stays known");
+        assert_eq!((table.current(m1).count(), table.changed_ns(m1)), (0, Some(9)));
+        // Its inlined callee, current nowhere and named by no code, goes.
+        assert_eq!(table.method(&key("m2")), None);
+        // Compiled again, it keeps its number.
+        load(&mut table, facts(0x2000, 1, 11), &[]);
+        assert_eq!(table.method(&key("m1")), Some(m1));
+        // That code made not entrant too, then unloaded (its class went):
+        // the method goes at the first unload that finds it without code.
+        assert!(table.leave(0x2000, 1, 12).is_some());
+        assert!(table.unload(0x1000, 1, 13).is_none(), "already left");
+        assert_eq!((table.method(&key("m1")), table.stats().methods), (None, 0));
+        assert!(table.unload(0x2000, 1, 14).is_none());
     }
 
     #[test]
@@ -701,7 +769,7 @@ pub(crate) mod tests {
         let m1 = table.method(&key("m1")).unwrap();
         assert_eq!(table.current(m1).map(|code| code.facts.address).collect::<Vec<_>>(), vec![0x2000]);
         assert_eq!(table.changed_ns(m1), Some(5));
-        assert!(!table.unload(0x1000, 1, 7), "an unload after it finds nothing");
+        assert!(table.unload(0x1000, 1, 7).is_none(), "an unload after it finds nothing");
     }
 
     /// A refusal for tree bytes leaves every bound short of its cap: the
@@ -735,7 +803,7 @@ pub(crate) mod tests {
         let same = |name: &str| Some(MethodFacts { key: key(name), bytecodes: Some(10) });
         for generation in 0..1000u64 {
             // Ids 2g+1 (the caller) and 2g+2 (its inlined callee): new
-            // every generation, the same two names.
+            // every generation, the same two names, gone with the code.
             let (caller, callee) = (2 * generation + 1, 2 * generation + 2);
             let address = 0x1000 + generation;
             let builder = tree(caller, &[callee]);
@@ -743,9 +811,9 @@ pub(crate) mod tests {
             let names = vec![(caller, same("churn")), (callee, same("helper"))];
             let loaded = table.load(facts(address, caller, generation as u32), builder, names, generation);
             assert!(matches!(loaded, Loaded::New | Loaded::Replaced), "generation {generation}: {loaded:?}");
-            assert!(table.unload(address, caller, generation));
+            assert!(table.unload(address, caller, generation).is_some());
             let stats = table.stats();
-            assert_eq!((stats.vm_ids, stats.codes, stats.methods), (0, 0, 2), "generation {generation}");
+            assert_eq!((stats.vm_ids, stats.codes, stats.methods), (0, 0, 0), "generation {generation}");
         }
         assert!(!table.is_full());
     }
@@ -766,7 +834,7 @@ pub(crate) mod tests {
         assert_eq!(table.load(facts(0x1000, 1, 1), builder, vec![], 0), Loaded::Duplicate);
         assert_eq!(table.stats().vm_ids, 3);
         // Unloading frees its ids: the refused code now fits.
-        assert!(table.unload(0x1000, 1, 1));
+        assert!(table.unload(0x1000, 1, 1).is_some());
         assert_eq!(table.stats().vm_ids, 0);
         assert_eq!(load(&mut table, facts(0x2000, 4, 2), &[5]), Loaded::New);
     }
@@ -790,7 +858,7 @@ pub(crate) mod tests {
         let builder = tree(3, &[2]);
         assert_eq!(table.unnamed(&builder.methods()), vec![3]);
         // ...then the code naming 2 was unloaded before the load.
-        assert!(table.unload(0x1000, 1, 2));
+        assert!(table.unload(0x1000, 1, 2).is_some());
         assert!(table.lacks_names(&builder.methods(), &names(&[3])));
         assert!(!table.lacks_names(&builder.methods(), &names(&[2, 3])));
         assert_eq!(load(&mut table, facts(0x2000, 3, 2), &[2]), Loaded::New);
