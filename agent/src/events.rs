@@ -348,10 +348,10 @@ impl OwnEvents {
         name
     }
 
-    /// The new frames (leaf first; their kinds packed when `kinds`), whether the stack was deeper than
-    /// `depth`, and how many frames at its bottom the previous event of
-    /// the stream has too (0: the frames are the whole stack). `None`
-    /// when pcct's walker cannot walk it.
+    /// The new frames (leaf first; their kinds packed when `kinds`),
+    /// whether the stack was deeper than `depth`, and how many frames at
+    /// its bottom the previous event of the stream has too (0: the frames
+    /// are the whole stack). `None` when pcct's walker cannot walk it.
     fn stack(&mut self, env: usize, depth: usize, kinds: bool) -> Option<NewFrames> {
         let walk = self.walks.walk(env)?;
         let truncated = walk.full || walk.frames.len() > depth;

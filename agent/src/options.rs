@@ -533,7 +533,7 @@ pub const OPTIONS: &[OptionSpec] = &[
                   `frame_kinds` label in pprof, `_[0]` `_[1]` `_[j]` `_[i]` suffixes in collapsed stacks \
                   (`/api/collapsed?annotate=on`, `annotate=on`) and colours in the flame graph",
         apply: |o, v| set(&mut o.kinds, parse_switch(v)),
-        show: |o| ("kinds", (o.kinds || o.annotate).into()),
+        show: |o| ("kinds", o.records_kinds().into()),
     },
     OptionSpec {
         key: "annotate",
@@ -1015,12 +1015,18 @@ impl Options {
         }
     }
 
-    /// The metric reports count: as given, else CPU time in cpu mode and wall time in wall mode.
     /// How the file's reports are written.
     pub fn file_report(&self) -> pcct::export::ReportOptions {
         pcct::export::ReportOptions { metric: self.report_metric(), min_cum_share: 0.0, annotate: self.annotate }
     }
 
+    /// Whether samples record frame kinds: `kinds=on`, or `annotate=on`,
+    /// which needs them.
+    pub fn records_kinds(&self) -> bool {
+        self.kinds || self.annotate
+    }
+
+    /// The metric reports count: as given, else CPU time in cpu mode and wall time in wall mode.
     pub fn report_metric(&self) -> Metric {
         self.metric.unwrap_or(match self.mode {
             Mode::Cpu => Metric::CpuNs,
@@ -1048,7 +1054,7 @@ impl Options {
             live_capacity: if self.alloc_interval.is_some() { self.live.unwrap_or(0) } else { 0 },
             all_threads: self.all_threads,
             native: self.native,
-            kinds: self.kinds || self.annotate,
+            kinds: self.records_kinds(),
             kernel: self.kernel,
             tree: pcct::TreeConfig {
                 mode: self.tree,

@@ -444,14 +444,16 @@ impl InlineTable {
     /// CompiledMethodUnload: the code of VM method `method` at `address` is
     /// gone. Returns what it was, if the table held it (it may have been
     /// replaced by newer code already, or have left it).
-    /// A method whose last code is unloaded and that no other code names
-    /// is forgotten with its place as current code: its class is likely
-    /// gone (code only made not entrant, [`InlineTable::leave`], keeps it,
-    /// and with it when its code changed).
+    ///
+    /// The code's method, when no code names it and it has no current
+    /// code, is forgotten with its place as current code: its class is
+    /// likely gone (code only made not entrant, [`InlineTable::leave`],
+    /// keeps it, and with it when its code changed).
     pub fn unload(&mut self, address: u64, method: u64, now_ns: u64) -> Option<(CodeFacts, MethodKey)> {
-        let held = self.codes.get(&address).filter(|code| code.facts.method == method).map(|code| code.root);
+        // `leave` notes in `left` the method of the code it takes out, so
+        // `left` has it whether the code leaves now or left before.
         let left = self.leave(address, method, now_ns);
-        if let Some(root) = self.left.remove(&address).or(held) {
+        if let Some(root) = self.left.remove(&address) {
             let unused = self.ids_per_method.get(&root).is_none_or(|&count| count == 0);
             if unused && self.current.get(&root).is_none_or(|current| current.addresses().next().is_none()) {
                 self.current.remove(&root);

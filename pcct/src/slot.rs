@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::frame::FrameKind;
+use crate::frame::{Frame, FrameKind};
 use crate::method::MethodId;
 use crate::weight::{TimeWeight, EVENT_COUNT};
 
@@ -141,6 +141,13 @@ impl Slot {
     /// Whether this is an outermost activation of its method on its path.
     pub(crate) fn is_outermost(&self) -> bool {
         self.depth_flags & RECURSIVE == 0
+    }
+
+    /// Whether this slot's edge is the call through `call_site` to
+    /// `callee`'s method and kind: a child's identity under its parent
+    /// (the callee's own bci is not part of it).
+    pub(crate) fn is_call_to(&self, call_site: i32, callee: Frame) -> bool {
+        self.method == callee.method && self.call_site == call_site && self.kind() == callee.kind
     }
 }
 

@@ -646,7 +646,7 @@ impl Pcct {
         let mut child = self.slots[parent as usize].first_child;
         while child != NIL {
             let slot = &self.slots[child as usize];
-            if slot.method == callee.method && slot.call_site == call_site && slot.kind() == callee.kind {
+            if slot.is_call_to(call_site, callee) {
                 return Some(child);
             }
             child = slot.next_sibling;
@@ -669,14 +669,13 @@ impl Pcct {
         search: bool,
         ancestors: Option<&[Frame]>,
     ) -> (u32, bool) {
-        let (method, kind) = (callee.method, callee.kind);
         if search {
             let mut previous = NIL;
             let mut child = self.slots[parent as usize].first_child;
             while child != NIL {
                 let slot = &self.slots[child as usize];
                 let next = slot.next_sibling;
-                if slot.method == method && slot.call_site == call_site && slot.kind() == kind {
+                if slot.is_call_to(call_site, callee) {
                     if previous != NIL {
                         self.slots[previous as usize].next_sibling = next;
                         self.slots[child as usize].next_sibling = self.slots[parent as usize].first_child;
@@ -689,8 +688,8 @@ impl Pcct {
             }
         }
         let recursive = match ancestors {
-            Some(frames) => frames.iter().any(|frame| frame.method == method),
-            None => self.has_ancestor(parent, method),
+            Some(frames) => frames.iter().any(|frame| frame.method == callee.method),
+            None => self.has_ancestor(parent, callee.method),
         };
         (self.push_child(parent, call_site, callee, recursive), true)
     }
@@ -699,13 +698,12 @@ impl Pcct {
     fn push_child(&mut self, parent: u32, call_site: i32, callee: Frame, recursive: bool) -> u32 {
         let id = self.slots.len() as u32;
         let depth = self.slots[parent as usize].depth() + 1;
-        let method = callee.method;
-        let mut slot = Slot::new(parent, method, call_site, depth, recursive).with_kind(callee.kind);
+        let mut slot = Slot::new(parent, callee.method, call_site, depth, recursive).with_kind(callee.kind);
         slot.next_sibling = self.slots[parent as usize].first_child;
         self.slots.push(slot);
         self.slots[parent as usize].first_child = id;
         self.stats.nodes_created += 1;
-        self.counters.add_context(method);
+        self.counters.add_context(callee.method);
         id
     }
 
