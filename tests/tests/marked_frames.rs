@@ -37,8 +37,16 @@ per_jdk_and_11! {
         let shorts: Vec<_> = all_shorts.into_iter().filter(|node| node.parent == Some(looping.id)).collect();
         assert_eq!(shorts.len(), 1, "one context of shortCall under it\n{context}");
         let short = shorts[0];
-        let partial = profile.sum_of_self().samples - profile.self_within("LoopShort", "main").samples;
-        assert!(partial * 100 <= profile.sum_of_self().samples, "more than 1 % of the samples outside main\n{context}");
+        // A failed walk stands under its failure's pseudo-frame, outside
+        // main: those are counted (`samples_failed`) and bounded below;
+        // every other sample is main's.
+        let counters = profile_json(&profile_path);
+        let failed = sampler_counter(&counters, "samples_failed");
+        let outside = profile.sum_of_self().samples - profile.self_within("LoopShort", "main").samples;
+        assert!(
+            outside.saturating_sub(failed) * 100 <= profile.sum_of_self().samples,
+            "more than 1 % of the samples outside main ({outside}, of which {failed} failed walks)\n{context}"
+        );
 
         // Enough samples to judge.
         assert!(looping.cum.samples >= 500, "too few samples\n{context}");
@@ -50,22 +58,29 @@ per_jdk_and_11! {
         // has no loop frame (2 of 32 runs in a loop and a CI run, 2026-11-28: 1-2 samples in
         // main and main -> loop new once more, no walk failed). Our reading,
         // not confirmed: on-stack replacement pops loop's interpreted (or
-        // C1) frame before it pushes the compiled one. A sample in main
-        // after loop returned only widens the allowance by one.
-        let counters = profile_json(&profile_path);
+        // C1) frame before it pushes the compiled one. Main's own samples
+        // before loop starts and after it returns (the interpreter resolving
+        // main's calls, loading their classes: 15 in a loaded run) only
+        // widen the allowance.
         let main = profile.parent(looping).expect("main");
         let in_main = main.self_weight.samples;
-        let restarts = sampler_counter(&counters, "samples_failed") + sampler_counter(&counters, "walks_partial") + in_main;
-        // The allowance is pcct's own count, so it is bounded on its own:
-        // restarts are rare with pcct's walker (0-2 in 3000 samples), never
-        // 0.5 % of them. JDK 11 runs AsyncGetCallTrace alone (its VMStructs
-        // lack what pcct's walker reads), which fails more: 16-22 of about
-        // 3000 walks in the 4 runs of 21 that went over 0.5 % (2026-11-28),
-        // so it is held to 2 %.
-        let per_mille = if jdk.major == 11 { 20 } else { 5 };
+        let walks_stopped = failed + sampler_counter(&counters, "walks_partial");
+        let restarts = walks_stopped + in_main;
+        // The allowance is pcct's own count, so its walks that failed or
+        // stopped are bounded on their own: rare with pcct's walker (0-2
+        // in 3000 samples), never 0.5 % of them. JDK 11 runs
+        // AsyncGetCallTrace alone (its VMStructs lack what pcct's walker
+        // reads), which cannot walk a thread in a call into the VM whose
+        // frame anchor has no pc yet (native frames show
+        // Runtime1::counter_overflow submitting a compilation, and the
+        // interpreter's runtime calls): that time grows with the load, as
+        // compile-queue locks are contended. Measured with 4 JVMs at once
+        // on 2 cores (the test binary runs 2): 21-49 failed walks of about 3070 (0.7-
+        // 1.6 %, 20 runs; 0.5 % with one JVM). So JDK 11 is held to 4 %.
+        let per_mille = if jdk.major == 11 { 40 } else { 5 };
         assert!(
-            restarts * 1000 <= looping.cum.samples * per_mille,
-            "{restarts} failed or partial walks or samples in main ({in_main}) of {} samples\n{context}",
+            walks_stopped * 1000 <= looping.cum.samples * per_mille,
+            "{walks_stopped} failed or partial walks of {} samples\n{context}",
             looping.cum.samples
         );
         let allowed = 1..=1 + restarts;
