@@ -47,7 +47,9 @@
 //!
 //! Other system calls used: `gettid` and `clock_gettime` (both
 //! async-signal-safe; most of a timer's handlers read no clock: "Timing
-//! itself", below), and `futex(FUTEX_WAKE)` when a timer's handler rings the
+//! itself", below), `getrusage` (a plain system call, made through
+//! `syscall`: the sampler's signals only, after a filtered sample and when
+//! a thread with unchanged registers used CPU; "Has the thread run?"), and `futex(FUTEX_WAKE)` when a timer's handler rings the
 //! sampler's doorbell (`doorbell`: its slot half full, the pool running low
 //! or a signal refused) while the sampler sleeps on it. The process id a signal must come from is read once,
 //! when the handler is installed ([`remember_process_id`]), not by a
@@ -146,6 +148,19 @@
 //! the thread's CPU clock at this handler's start. The handler's own stack
 //! walk is never counted.
 //!
+//! The kernel still charges a blocked thread 100-300 µs between a
+//! handler's return and the next request in a few ticks in a thousand on a
+//! loaded VM, for its return to the wait and the futex restart, which
+//! take 5-10 µs at the median (measured on that parked thread with 3 to 5
+//! JVMs on 2 cores: it was recorded in `Unsafe.park` 4-11 times in 2000-
+//! 3000 ticks). So a thread with unchanged registers that used more CPU than the
+//! threshold is still filtered when it only went back to its wait: after a
+//! handler that filtered its sample (and read the thread's voluntary
+//! context switches with `getrusage`), exactly one more voluntary switch,
+//! its block after that handler's signal woke it ([`blocked_once`]). A
+//! thread woken by anything else and blocked again at the same place has
+//! made two or more; one that kept making system calls, none.
+//!
 //! # Was the thread on a CPU when it was signalled?
 //!
 //! A signal sent to a thread that is waiting for a CPU (preempted) reaches
@@ -185,8 +200,8 @@ use crate::kernel_frames;
 use crate::native_frames;
 use crate::registers::{self, REGISTER_COUNT};
 use crate::slots::{
-    HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, OWN_REGIONS, RESULT_DEFERRED, RESULT_FILTERED,
-    RESULT_NATIVE_THREAD, RESULT_NO_AGCT, RESULT_NO_REGION, RING_AT_WAITING, SLOTS,
+    HandlerResult, Place, Slot, HANDLER_UNMEASURED, MAX_THREADS, NO_SWITCHES, OWN_REGIONS, RESULT_DEFERRED,
+    RESULT_FILTERED, RESULT_NATIVE_THREAD, RESULT_NO_AGCT, RESULT_NO_REGION, RING_AT_WAITING, SLOTS,
 };
 use crate::tsc;
 
@@ -377,6 +392,13 @@ pub(crate) unsafe extern "C" fn on_signal(_signal: i32, info: *mut libc::siginfo
         // 0 (none) after a handler that did not read the clock: the next
         // sampler's signal is then not filtered on the checksum alone.
         slot.last_cpu_ns.store(end.unwrap_or(0), Ordering::Relaxed);
+        // Read only where the next handler may ask (`blocked_once`): after
+        // a sample the checksum filtered, which costs no walk.
+        let switches = match captured.result {
+            RESULT_FILTERED if !timed => voluntary_switches().unwrap_or(NO_SWITCHES),
+            _ => NO_SWITCHES,
+        };
+        slot.last_switches.store(switches, Ordering::Relaxed);
     }
     let published = slot.publish(HandlerResult {
         result: captured.result,
@@ -511,11 +533,13 @@ fn unwalked_result(slot: &Slot, checksum: u64, start: u64) -> Option<i32> {
     let previous_cpu = slot.last_cpu_ns.load(Ordering::Relaxed);
     let requested_cpu = slot.requested_cpu_ns.load(Ordering::Relaxed);
     let cpu_at_request = if requested_cpu != 0 { requested_cpu } else { start };
-    if previous == checksum
-        && previous_cpu != 0
-        && cpu_at_request.saturating_sub(previous_cpu) < RAN_THRESHOLD_NS.load(Ordering::Relaxed)
-    {
-        return Some(RESULT_FILTERED);
+    if previous == checksum && previous_cpu != 0 {
+        let ran = cpu_at_request.saturating_sub(previous_cpu);
+        if ran < RAN_THRESHOLD_NS.load(Ordering::Relaxed)
+            || blocked_once(slot.last_switches.load(Ordering::Relaxed), voluntary_switches)
+        {
+            return Some(RESULT_FILTERED);
+        }
     }
     // Wall time since the request that the thread did not run: how long
     // the signal waited for a thread that was not on a CPU (asked for only
@@ -528,6 +552,30 @@ fn unwalked_result(slot: &Slot, checksum: u64, start: u64) -> Option<i32> {
         }
     }
     None
+}
+
+/// Whether a thread whose registers are unchanged since its previous
+/// handler, which filtered its sample and counted `previous` voluntary
+/// context switches at its end, has only gone back to its wait since: one
+/// voluntary switch (`now`, read only when asked), its return to the wait
+/// that handler's signal woke it from. A thread woken by anything else and
+/// blocked again at the same place has two or more; one that kept running
+/// (short system calls), none. Async-signal-safe when `now` is.
+#[inline]
+fn blocked_once(previous: u64, now: impl FnOnce() -> Option<u64>) -> bool {
+    previous != NO_SWITCHES && now().is_some_and(|switches| switches.wrapping_sub(previous) == 1)
+}
+
+/// The calling thread's voluntary context switches (`getrusage`,
+/// `RUSAGE_THREAD`: a plain system call). Async-signal-safe.
+#[inline]
+fn voluntary_switches() -> Option<u64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` into the buffer given, which
+    // is one; RUSAGE_THREAD asks for the calling thread's own.
+    let status = unsafe { libc::syscall(libc::SYS_getrusage, libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
+    // SAFETY: zeroed, then written by the kernel on success.
+    (status == 0).then(|| unsafe { usage.assume_init() }.ru_nvcsw as u64)
 }
 
 /// Whether a sample the sampler allowed to be deferred is: its signal
@@ -930,6 +978,28 @@ mod tests {
         assert!(!defers(5_000 * US, 5_000 * US));
         assert!(defers(OFF_CPU_DEFER_NS + 1 + (RAN_IN_KERNEL_NS - 1), RAN_IN_KERNEL_NS - 1));
         assert!(!defers(10_000 * US + RAN_IN_KERNEL_NS, RAN_IN_KERNEL_NS));
+    }
+
+    #[test]
+    fn a_thread_that_only_went_back_to_its_wait_has_not_run() {
+        assert!(blocked_once(40, || Some(41)), "back to the wait the previous signal woke it from");
+        assert!(!blocked_once(40, || Some(40)), "never blocked: it kept running (short system calls)");
+        assert!(!blocked_once(40, || Some(42)), "woken by something else and blocked again");
+        assert!(!blocked_once(40, || None), "no reading");
+        let mut asked = false;
+        assert!(!blocked_once(NO_SWITCHES, || {
+            asked = true;
+            Some(0)
+        }));
+        assert!(!asked, "nothing is read without the previous handler's count");
+    }
+
+    #[test]
+    fn the_calling_threads_voluntary_switches_count_its_blocking() {
+        let before = voluntary_switches().expect("getrusage");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let after = voluntary_switches().expect("getrusage");
+        assert!(after > before, "a sleep is a voluntary switch: {before} -> {after}");
     }
 
     #[test]

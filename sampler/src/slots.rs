@@ -176,6 +176,8 @@ impl SlotState {
 
 /// `result` of a sample the register checksum filtered (the thread had not run).
 pub const RESULT_FILTERED: i32 = i32::MIN;
+/// [`Slot::last_switches`] when the previous handler did not read them.
+pub const NO_SWITCHES: u64 = u64::MAX;
 /// `result` when AsyncGetCallTrace was not found.
 pub const RESULT_NO_AGCT: i32 = i32::MIN + 1;
 /// `result` of a sample deferred because its signal reached the thread
@@ -450,6 +452,10 @@ pub struct Slot {
     pub(crate) last_checksum: AtomicU64,
     /// The thread's CPU clock at its previous signal (0: none); handler only.
     pub(crate) last_cpu_ns: AtomicU64,
+    /// The thread's voluntary context switches at the end of its previous
+    /// handler if that handler filtered the sample ([`NO_SWITCHES`]:
+    /// otherwise); handler only (`handler::blocked_once_since`).
+    pub(crate) last_switches: AtomicU64,
     /// The thread's CPU clock as the sampler read it just before requesting
     /// this sample (0: not read). Written by [`Slot::request`] while the
     /// slot is IDLE, published by its move to REQUESTED.
@@ -489,6 +495,7 @@ impl Slot {
             history: AtomicPtr::new(std::ptr::null_mut()),
             last_checksum: AtomicU64::new(0),
             last_cpu_ns: AtomicU64::new(0),
+            last_switches: AtomicU64::new(NO_SWITCHES),
             requested_cpu_ns: AtomicU64::new(0),
             requested_wall_ns: AtomicU64::new(0),
             timer_signals: AtomicU64::new(0),
@@ -582,6 +589,7 @@ impl Slot {
         self.origin.store(origin as u8, Ordering::Relaxed);
         self.last_checksum.store(0, Ordering::Relaxed);
         self.last_cpu_ns.store(0, Ordering::Relaxed);
+        self.last_switches.store(NO_SWITCHES, Ordering::Relaxed);
         self.requested_cpu_ns.store(0, Ordering::Relaxed);
         self.requested_wall_ns.store(0, Ordering::Relaxed);
         self.last_timer_exit.store(0, Ordering::Relaxed);
