@@ -552,7 +552,9 @@ impl Agent {
     /// allows it, and says so.
     fn discover_threads(&self, jni: Jni, classes: usize) {
         let version = self.shared.vm.lock().jvm_version.clone();
-        if crate::threads::agct_finds_its_own_thread(&version) {
+        // With pcct's walker each thread found comes with its own JNIEnv
+        // (`threads::discover`), which AsyncGetCallTrace needs on older JVMs.
+        if pcct_sampler::hotspot::vm().is_some() || crate::threads::agct_finds_its_own_thread(&version) {
             let found = crate::threads::discover(self, self.jvmti, jni);
             say(&format!("attached: {classes} classes prepared, {found} running threads found"));
         } else {

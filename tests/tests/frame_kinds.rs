@@ -12,7 +12,7 @@ use std::time::Duration;
 use pcct_tests::control::samples_beyond;
 use pcct_tests::http::start_served;
 use pcct_tests::pprof::go_pprof;
-use pcct_tests::{one_jdk, per_jdk, read_collapsed, Fixture, Jvm, QUIET_HTTP};
+use pcct_tests::{one_jdk, per_jdk_and_11, read_collapsed, Fixture, Jvm, QUIET_HTTP};
 
 const CLASS: &str = "FrameKinds";
 const SECONDS: &str = "4";
@@ -53,7 +53,7 @@ fn suffixes(stacks: &[(Vec<String>, u64)]) -> BTreeMap<String, BTreeMap<String, 
     methods
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn every_method_is_annotated_with_the_kind_it_runs_as(jdk) {
         let fixture = Fixture::new("frame-kinds");
         let path = fixture.path("p.collapsed");

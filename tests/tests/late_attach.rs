@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use pcct_tests::attach::{self, refused};
 use pcct_tests::stress::{profile_json, sampler_counter};
-use pcct_tests::{per_jdk, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
+use pcct_tests::{per_jdk_and_11, read_collapsed, Finished, Fixture, Jdk, Jvm, RunningJvm};
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -55,7 +55,7 @@ fn attach_for_a_second(jdk: &Jdk, fixture: &Fixture, profile_path: &Path) -> Fin
     finish(target, 1000)
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn attach_profiles_the_running_program(jdk) {
         let fixture = Fixture::new("attach");
         let profile_path = fixture.path("attach.collapsed");
@@ -77,7 +77,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn threads_running_before_the_attach_get_pccts_walker(jdk) {
         let fixture = Fixture::new("attach-walker");
         let profile_path = fixture.path("p.json");
@@ -92,7 +92,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn second_attach_is_refused(jdk) {
         let fixture = Fixture::new("attach-twice");
         let mut target = start_attachee(jdk, &fixture);
@@ -111,7 +111,7 @@ per_jdk! {
     }
 }
 
-per_jdk! {
+per_jdk_and_11! {
     fn bad_option_on_attach_is_refused_and_the_target_keeps_running(jdk) {
         let fixture = Fixture::new("attach-bad-option");
         let mut target = start_attachee(jdk, &fixture);

@@ -389,7 +389,11 @@ fn statics(tables: &VmStructs) -> Result<Statics, Missing> {
         code_heaps: need(tables.address("CodeCache", "_heaps"), "CodeCache::_heaps")?,
         code_low: need(tables.address("CodeCache", "_low_bound"), "CodeCache::_low_bound")?,
         code_high: need(tables.address("CodeCache", "_high_bound"), "CodeCache::_high_bound")?,
-        growable_len: need(tables.offset("GrowableArrayBase", "_len"), "GrowableArrayBase::_len")?,
+        // GenericGrowableArray until JDK 16 renamed it.
+        growable_len: need(
+            tables.offset("GrowableArrayBase", "_len").or_else(|| tables.offset("GenericGrowableArray", "_len")),
+            "GrowableArrayBase::_len",
+        )?,
         growable_data: need(tables.offset("GrowableArray<int>", "_data"), "GrowableArray::_data")?,
         heap_log2_segment: need(tables.offset("CodeHeap", "_log2_segment_size"), "CodeHeap::_log2_segment_size")?,
         interpreter_code: need(tables.address("AbstractInterpreter", "_code"), "AbstractInterpreter::_code")?,
