@@ -113,7 +113,7 @@ def main():
         sys.exit(f"{ASYNC_PROFILER} is missing (set PCCT_ASYNC_PROFILER)")
     work = Path(tempfile.mkdtemp(prefix="pcct-kinds-"))
     classes = work / "classes"
-    subprocess.run([str(jdk_home(17) / "bin" / "javac"), "-d", str(classes), str(ROOT / "tests/java/FrameKinds.java")],
+    subprocess.run([str(jdk_home(17) / "bin" / "javac"), "--release", "11", "-d", str(classes), str(ROOT / "tests/java/FrameKinds.java")],
                    check=True)
     directives = work / "c1-only.json"
     directives.write_text('[{ match: "FrameKinds::c1Only", c2: { Exclude: true } }]\n')

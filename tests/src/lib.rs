@@ -63,8 +63,8 @@ macro_rules! per_jdk {
     };
 }
 
-/// [`per_jdk!`] and JDK 11 too (`jdk11`): for the tests of what pcct
-/// supports on JDK 11 (AsyncGetCallTrace without the VMStructs walker).
+/// [`per_jdk!`] and JDK 11 too (`jdk11`): the truth tests, the walker's
+/// and the attach tests on the oldest JDK pcct supports.
 #[macro_export]
 macro_rules! per_jdk_and_11 {
     ($(#[$meta:meta])* fn $name:ident($jdk:ident) $body:block) => {
