@@ -49,10 +49,11 @@
 //! async-signal-safe; most of a timer's handlers read no clock: "Timing
 //! itself", below), `getrusage` (a plain system call, made through
 //! `syscall`: the sampler's signals only, after a filtered sample and when
-//! a thread with unchanged registers used CPU; "Has the thread run?"), and `futex(FUTEX_WAKE)` when a timer's handler rings the
-//! sampler's doorbell (`doorbell`: its slot half full, the pool running low
-//! or a signal refused) while the sampler sleeps on it. The process id a signal must come from is read once,
-//! when the handler is installed ([`remember_process_id`]), not by a
+//! a thread with unchanged registers used CPU; "Has the thread run?"), and
+//! `futex(FUTEX_WAKE)` when a timer's handler rings the sampler's doorbell
+//! (`doorbell`: its slot half full, the pool running low or a signal
+//! refused) while the sampler sleeps on it. The process id a signal must
+//! come from is read once, when the handler is installed ([`remember_process_id`]), not by a
 //! `getpid` per signal (a system call costs about 1.4 µs on the virtual
 //! machines of BENCHMARKS.md).
 //!

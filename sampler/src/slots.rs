@@ -454,7 +454,7 @@ pub struct Slot {
     pub(crate) last_cpu_ns: AtomicU64,
     /// The thread's voluntary context switches at the end of its previous
     /// handler if that handler filtered the sample ([`NO_SWITCHES`]:
-    /// otherwise); handler only (`handler::blocked_once_since`).
+    /// otherwise); handler only (`handler::blocked_once`).
     pub(crate) last_switches: AtomicU64,
     /// The thread's CPU clock as the sampler read it just before requesting
     /// this sample (0: not read). Written by [`Slot::request`] while the
